@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian packages vnic needs that are missing, and says which.
+# Usage: scripts/deps.sh [build|test|all]
+#   build: compiler, CMake, libraries (what the main job needs)
+#   test:  build + cmocka, clang for the fuzz targets
+#   all:   test + the real-traffic and plotting tools
+set -euo pipefail
+
+level=${1:-build}
+pkgs=(gcc make cmake pkg-config libcmocka-dev)
+case "$level" in
+build) ;;
+test) pkgs+=(clang libclang-rt-dev) ;;
+all) pkgs+=(clang libclang-rt-dev iproute2 ethtool iperf3 sockperf gnuplot libpcap-dev) ;;
+*) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: everything needed for '$level' is installed"
+	exit 0
+fi
+
+echo "deps: installing missing packages: ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "deps: not root and no sudo; install as root: apt-get install ${missing[*]}" >&2; exit 1; }
+	sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
