@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/core: the kernel-like netdev primitives the driver, the device and the
+ * ports are built from. Public header of the layer.
+ *
+ *   cpu.c     vnic_cpu: one thread (or a manually stepped loop in tests) that
+ *             runs pollers; sleeps only when nothing is scheduled; woken only
+ *             by a schedule from another thread (the "interrupt").
+ *   napi.c    vnic_napi: a poller with an interrupt source, budgeted poll,
+ *             irq off while polling, complete-and-re-arm with the race closed.
+ *   dql.c     vnic_dql: dynamic queue limits (refs/netdev.md section 1).
+ *   txq.c     vnic_txq: BQL wrappers and queue stop/wake.
+ *   clock.c   monotonic ns clock and the cost model's busy wait.
+ *   (inline)  the netdev boundary (host <-> NIC) and the wire boundary
+ *             (device <-> cable or backing device).
+ *
+ * Execution model (ARCHITECTURE.md section 5): everything that polls is a
+ * struct vnic_poller owned by exactly one vnic_cpu. A poller runs only on its
+ * cpu's thread, so its state needs no lock. Anything may *schedule* a poller
+ * from any thread: that is an atomic bit set, plus a futex wake only when the
+ * owning cpu is asleep. A busy cpu therefore costs no wake-ups.
+ */
+#ifndef VNIC_CORE_H
+#define VNIC_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/net.h"
+
+#define VNIC_CACHELINE 64
+#define vnic_cacheline_aligned __attribute__((aligned(VNIC_CACHELINE)))
+
+#define vnic_likely(x) __builtin_expect(!!(x), 1)
+#define vnic_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The struct that embeds *ptr as its member. */
+#define vnic_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - __builtin_offsetof(type, member)))
+
+/* ---------------------------------------------------------------------------
+ * Clock (clock.c)
+ * ------------------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO: no syscall). */
+uint64_t vnic_now_ns(void);
+/* Spins for ns nanoseconds: the cost model's only way to spend time. */
+void vnic_spin_ns(uint64_t ns);
+
+/* ---------------------------------------------------------------------------
+ * Pollers and cpus (cpu.c)
+ * ------------------------------------------------------------------------- */
+
+enum { VNIC_CPU_MAX_POLLERS = 64, VNIC_NAPI_BUDGET = 64 };
+
+struct vnic_cpu;
+struct vnic_poller;
+
+/*
+ * Runs on the owning cpu's thread. Returns the work done. A poller that
+ * returns >= budget stays scheduled; one that returns less is descheduled and
+ * must arrange its own next run (a schedule from an interrupt, a timer).
+ */
+typedef int (*vnic_poll_fn)(struct vnic_poller *p, int budget);
+
+struct vnic_poller {
+	vnic_poll_fn poll;
+	struct vnic_cpu *cpu;
+	uint64_t bit;		/* 1 << index on its cpu */
+	uint64_t deadline_ns;	/* timer; 0 = none. Owner's thread only. */
+	const char *name;
+	uint64_t runs;		/* times polled */
+	/*
+	 * Schedules taken by the owner: several vnic_poller_schedule calls
+	 * before one run count once. Counted on the owner's thread, so the
+	 * scheduling side stays a single atomic OR.
+	 */
+	uint64_t schedules;
+};
+
+struct vnic_cpu_stats {
+	uint64_t loops;
+	/*
+	 * Sleeps announced (sleeping set) and not called off by the cpu itself
+	 * before a waker claimed them. Each sleep is claimed by at most one
+	 * waker, so wakeups <= sleeps.
+	 */
+	uint64_t sleeps;
+	uint64_t wakeups;	/* futex wakes issued by others (copy of wakeups_in) */
+	uint64_t busy_polls;	/* idle loops spent spinning before a sleep */
+};
+
+struct vnic_cpu {
+	/* written by any thread */
+	_Atomic uint64_t pending vnic_cacheline_aligned;
+	_Atomic uint32_t sleeping;	/* futex word: 1 while asleep or about to */
+	_Atomic uint32_t stop;
+	/* owner's thread only */
+	struct vnic_poller *pollers[VNIC_CPU_MAX_POLLERS] vnic_cacheline_aligned;
+	unsigned int npollers;
+	uint64_t busy_poll_ns;	/* spin this long with nothing to do before sleeping */
+	int budget;
+	const char *name;
+	struct vnic_cpu_stats stats;
+	_Atomic uint64_t wakeups_in;	/* counted by the wakers */
+	void *thread;			/* pthread_t *, opaque here */
+};
+
+/* 0 or -errno. busy_poll_ns 0 = sleep as soon as idle. */
+int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns);
+void vnic_cpu_fini(struct vnic_cpu *cpu);
+/* Before start only. 0 or -ENOSPC. */
+int vnic_cpu_add(struct vnic_cpu *cpu, struct vnic_poller *p, const char *name, vnic_poll_fn poll);
+/*
+ * Any thread: make p run soon; wakes its cpu if asleep. Release: what the
+ * caller wrote before is visible to the poll it causes.
+ */
+void vnic_poller_schedule(struct vnic_poller *p);
+/*
+ * Owner's thread (or before start): run p once at (or after) deadline_ns, on
+ * the vnic_now_ns() clock. One shot: disarmed when it fires. 0 cancels.
+ */
+void vnic_poller_set_timer(struct vnic_poller *p, uint64_t deadline_ns);
+/* Starts the thread. 0 or -errno. */
+int vnic_cpu_start(struct vnic_cpu *cpu);
+/* Asks the thread to stop and joins it. Pollers still scheduled stay so. */
+void vnic_cpu_stop(struct vnic_cpu *cpu);
+/*
+ * Manual mode (tests, setup before threads start): runs every scheduled and
+ * due poller once on the calling thread. Returns the pollers run. Never call
+ * on a started cpu.
+ */
+unsigned int vnic_cpu_run_once(struct vnic_cpu *cpu);
+/*
+ * Manual mode: steps all cpus until done(ctx) returns true or timeout_ns
+ * passes. 0, or -ETIMEDOUT. When nothing is runnable it waits for the
+ * nearest timer (in slices of at most 100 us, so that schedules from other
+ * threads are seen), never past the timeout.
+ */
+int vnic_cpus_run_until(struct vnic_cpu **cpus, unsigned int n, bool (*done)(void *ctx), void *ctx,
+			uint64_t timeout_ns);
+
+/* ---------------------------------------------------------------------------
+ * NAPI (napi.c)
+ * ------------------------------------------------------------------------- */
+
+struct vnic_napi;
+
+/*
+ * The interrupt source a NAPI instance masks while it polls: the hv sub-CRQ
+ * interrupt for a driver queue, the wire's notification for a device engine.
+ */
+struct vnic_irq_ops {
+	void (*enable)(void *ctx);
+	void (*disable)(void *ctx);
+	bool (*pending)(void *ctx);	/* work visible right now? */
+};
+
+/*
+ * Runs on the owning cpu with SCHED held and the interrupt masked. budget is
+ * the napi's weight. Returns the work done, at most budget:
+ *   - budget: more work remains; the napi stays scheduled and is polled
+ *     again without the interrupt being re-armed.
+ *   - less: done. The core then calls vnic_napi_complete_done() right after
+ *     the poll returns; the poll function does not have to. It may call it
+ *     itself (Linux style, e.g. to re-arm before a last look), and then the
+ *     core does not repeat it. After completing, the poll function must not
+ *     touch the napi: it may already be scheduled again.
+ * A napi whose poller is run by its timer takes SCHED (masking the
+ * interrupt) before the poll, as an interrupt would.
+ */
+typedef int (*vnic_napi_poll_fn)(struct vnic_napi *napi, int budget);
+
+struct vnic_napi_stats {
+	uint64_t polls;
+	uint64_t work;		/* sum of returned work */
+	uint64_t full_polls;	/* polls that used the whole budget */
+	uint64_t completes;	/* complete-and-re-arm calls */
+	uint64_t rearm_races;	/* work found right after re-arming: rescheduled */
+	uint64_t irqs;		/* vnic_napi_schedule calls that took the schedule */
+};
+
+struct vnic_napi {
+	struct vnic_poller poller;
+	vnic_napi_poll_fn poll;
+	const struct vnic_irq_ops *irq;
+	void *irq_ctx;
+	_Atomic uint32_t state;		/* VNIC_NAPI_SCHED */
+	int weight;
+	struct vnic_napi_stats stats;
+};
+
+enum { VNIC_NAPI_SCHED = 1 };
+
+/*
+ * Registers the napi's poller on cpu (before the cpu starts). weight 0 =
+ * VNIC_NAPI_BUDGET. irq may be NULL (a napi run only by schedules and
+ * timers). It does not touch the interrupt: arming it is the caller's job.
+ * 0 or -EINVAL, -ENOSPC, -EBUSY (cpu started).
+ */
+int vnic_napi_init(struct vnic_napi *napi, struct vnic_cpu *cpu, const char *name,
+		   vnic_napi_poll_fn poll, const struct vnic_irq_ops *irq, void *irq_ctx, int weight);
+/*
+ * The interrupt handler's call (any thread): if not already scheduled, masks
+ * the interrupt and schedules the poll. Returns true if it took the schedule.
+ */
+bool vnic_napi_schedule(struct vnic_napi *napi);
+/*
+ * Owner's thread, once per poll that did less than its budget (called by the
+ * core after the poll returns, or by the poll function itself): clears SCHED,
+ * re-enables the interrupt, then checks pending() once more and reschedules
+ * if work slipped in between the last look and the re-arm (the
+ * napi_complete_done race; counted in rearm_races). A full barrier separates
+ * enable() from pending(); the interrupt source needs the mirror image on
+ * its producer side (publish, barrier, read "armed").
+ */
+void vnic_napi_complete_done(struct vnic_napi *napi, int work);
+
+/* ---------------------------------------------------------------------------
+ * DQL / BQL (dql.c), following refs/netdev.md section 1
+ * ------------------------------------------------------------------------- */
+
+struct vnic_dql {
+	/* enqueue side: written by xmit */
+	uint32_t num_queued vnic_cacheline_aligned;
+	uint32_t adj_limit;	/* limit + num_completed */
+	uint32_t last_obj_cnt;
+	/* completion side: written by tx completion */
+	uint32_t limit vnic_cacheline_aligned;
+	uint32_t num_completed;
+	uint32_t prev_ovlimit;
+	uint32_t prev_num_queued;
+	uint32_t prev_last_obj_cnt;
+	uint32_t lowest_slack;
+	uint64_t slack_start_time_ns;
+	/* configuration */
+	uint32_t max_limit;
+	uint32_t min_limit;
+	uint64_t slack_hold_time_ns;
+};
+
+enum {
+	VNIC_DQL_MAX_OBJECT = UINT32_MAX / 16,
+	VNIC_DQL_MAX_LIMIT = (UINT32_MAX / 2) - (UINT32_MAX / 16),
+};
+
+/*
+ * hold_time_ns: the hysteresis window (Linux: HZ, 1 s). Starts the window at
+ * vnic_now_ns(); code on a simulated clock calls vnic_dql_reset with its own
+ * time afterwards. Limit starts at 0: the first enqueue is over the limit.
+ */
+void vnic_dql_init(struct vnic_dql *dql, uint64_t hold_time_ns);
+/* limit = min_limit, counters 0 (adj_limit too), hold window starts at now_ns. */
+void vnic_dql_reset(struct vnic_dql *dql, uint64_t now_ns);
+/* count <= VNIC_DQL_MAX_OBJECT. */
+void vnic_dql_queued(struct vnic_dql *dql, uint32_t count);
+/* Bytes that may still be queued; negative when over the limit. */
+static inline int32_t vnic_dql_avail(const struct vnic_dql *dql)
+{
+	return (int32_t)(dql->adj_limit - dql->num_queued);
+}
+/*
+ * One completion interval: count bytes finished since the last call. Call
+ * once per completion round, not per entry (refs/netdev.md section 1). A
+ * count above what is in flight is cut to it.
+ */
+void vnic_dql_completed(struct vnic_dql *dql, uint32_t count, uint64_t now_ns);
+static inline uint32_t vnic_dql_inflight(const struct vnic_dql *dql)
+{
+	return dql->num_queued - dql->num_completed;
+}
+
+/* ---------------------------------------------------------------------------
+ * TX queue state: BQL wrappers and stop/wake (txq.c)
+ * ------------------------------------------------------------------------- */
+
+enum {
+	VNIC_TXQ_DRV_XOFF = 1 << 0,	/* driver: ring full */
+	VNIC_TXQ_STACK_XOFF = 1 << 1,	/* BQL: over the byte limit */
+};
+
+struct vnic_txq;
+/* Called when a stopped queue becomes usable again (the qdisc's re-run). */
+typedef void (*vnic_txq_wake_fn)(void *ctx, struct vnic_txq *txq);
+
+/*
+ * Contract: xmit and the tx completion of one queue run on the same cpu (the
+ * queue's owner), as ndo_start_xmit and NAPI tx reclaim serialise in Linux;
+ * so the DQL needs no atomics. state is atomic because a port may read it
+ * from another thread to stop reading its source.
+ */
+struct vnic_txq {
+	struct vnic_dql dql;
+	_Atomic uint32_t state;
+	bool bql_enabled;
+	vnic_txq_wake_fn wake;
+	void *wake_ctx;
+	uint64_t stops;		/* DRV_XOFF transitions */
+	uint64_t bql_stops;	/* STACK_XOFF transitions */
+	uint64_t wakes;
+};
+
+/* DQL hold time 1 s, as Linux. wake may be NULL. */
+void vnic_txq_init(struct vnic_txq *txq, bool bql, vnic_txq_wake_fn wake, void *wake_ctx);
+static inline bool vnic_txq_stopped(const struct vnic_txq *txq)
+{
+	return atomic_load_explicit(&((struct vnic_txq *)txq)->state, memory_order_acquire) != 0;
+}
+/*
+ * __netdev_tx_sent_queue: account bytes to BQL. With xmit_more the limit is
+ * not checked (never stop mid-batch) and the return is "queue is stopped";
+ * without, BQL may stop the queue and the return is true. The return value
+ * means "ring the doorbell now".
+ */
+bool vnic_txq_sent(struct vnic_txq *txq, uint32_t bytes, bool xmit_more);
+/*
+ * Once per completion round: report to BQL, wake if BQL allows it now (clears
+ * STACK_XOFF; wake is called only if DRV_XOFF is clear too). 0 bytes: no-op.
+ * No-op without BQL.
+ */
+void vnic_txq_completed(struct vnic_txq *txq, uint32_t pkts, uint32_t bytes, uint64_t now_ns);
+/* Ring full: stop (DRV_XOFF). */
+void vnic_txq_stop(struct vnic_txq *txq);
+/* Ring has room again: clear DRV_XOFF and call wake if nothing else holds it. */
+void vnic_txq_wake(struct vnic_txq *txq);
+/*
+ * Ring flushed without completions (close, reset): clear all, reset DQL. If
+ * the queue was stopped, wake is called (counted in wakes), since no later
+ * call could produce that wake; a driver not ready to send yet stops the
+ * queue again or refuses in xmit.
+ */
+void vnic_txq_reset(struct vnic_txq *txq, uint64_t now_ns);
+
+/* ---------------------------------------------------------------------------
+ * Counters: how every layer exposes its statistics to reports and `vnic stats`.
+ *
+ * Counters are plain per-queue fields written by one thread (no atomics on the
+ * hot path); a reader on another thread may see a slightly stale value. Each
+ * object exports them through a function of the shape
+ *   unsigned int vnic_<x>_counters(const struct vnic_<x> *, struct vnic_counter *out, unsigned int max);
+ * that fills up to max entries and returns how many it has in all. Names are
+ * ethtool -S style: per-queue ones carry the queue ("tx0_direct_packets",
+ * "rx1_replenish_calls"), drops carry their reason ("tx0_drop_bad_ioba").
+ * ------------------------------------------------------------------------- */
+
+enum { VNIC_COUNTER_NAME_MAX = 48 };
+
+struct vnic_counter {
+	char name[VNIC_COUNTER_NAME_MAX];
+	uint64_t value;
+};
+
+/* ---------------------------------------------------------------------------
+ * The netdev boundary: what a host stack sees of a NIC.
+ *
+ * A host (built-in workload, TAP port) attaches to a netdev and calls xmit;
+ * the NIC calls back into the host through vnic_host_ops. The driver
+ * implements the netdev; the host never sees the driver's internals, so a
+ * workload can run over any NIC (and tests can run it over a loopback netdev).
+ * ------------------------------------------------------------------------- */
+
+enum vnic_tx_status {
+	VNIC_TX_OK = 0,		/* taken: the packet now belongs to the NIC */
+	VNIC_TX_BUSY = 1,	/* queue stopped: the packet is still the caller's */
+};
+
+/* Features a NIC offers its host (derived from what the device negotiated). */
+enum vnic_netdev_features {
+	VNIC_NETIF_F_CSUM = 1 << 0,	/* tx checksum offload (PARTIAL accepted) */
+	VNIC_NETIF_F_TSO4 = 1 << 1,
+	VNIC_NETIF_F_TSO6 = 1 << 2,
+	VNIC_NETIF_F_USO = 1 << 3,
+	VNIC_NETIF_F_RXCSUM = 1 << 4,
+};
+
+/* Status passed to tx_done. */
+enum vnic_tx_done_status {
+	VNIC_TX_DONE_OK = 0,
+	VNIC_TX_DONE_DROPPED = 1,	/* the device refused it, or a reset flushed it */
+};
+
+struct vnic_host_ops {
+	/*
+	 * NAPI delivery, on the rx queue's cpu: pkts[0..n) are the host's now
+	 * (it frees them to their pool). Aggregates carry GSO metadata.
+	 */
+	void (*rx)(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned int n);
+	/*
+	 * The bytes of one transmitted packet stop counting against the sender:
+	 * at tx completion, or at xmit when the driver orphans. cookie is
+	 * pkt->priv as it was at xmit. On the tx queue's cpu.
+	 */
+	void (*tx_done)(void *ctx, unsigned int queue, uint32_t cookie, uint32_t bytes, int status);
+	/* A stopped tx queue takes packets again. On the tx queue's cpu. */
+	void (*tx_wake)(void *ctx, unsigned int queue);
+};
+
+struct vnic_netdev;
+
+struct vnic_netdev_ops {
+	/*
+	 * ndo_start_xmit. Must run on vnic_netdev_tx_cpu(dev, queue). With
+	 * xmit_more the NIC may hold the packet in a batch until a call without
+	 * it (or a full batch). Returns enum vnic_tx_status; after VNIC_TX_OK
+	 * the caller must not touch pkt again.
+	 */
+	int (*xmit)(struct vnic_netdev *dev, unsigned int queue, struct vnic_pkt *pkt,
+		    bool xmit_more);
+	bool (*tx_stopped)(struct vnic_netdev *dev, unsigned int queue);
+};
+
+struct vnic_netdev {
+	const struct vnic_netdev_ops *ops;
+	void *priv;			/* the implementation's state */
+	const char *name;
+	unsigned int num_tx_queues;
+	unsigned int num_rx_queues;
+	uint32_t mtu;			/* L3 MTU */
+	uint32_t features;		/* VNIC_NETIF_F_* */
+	uint32_t gso_max_size;
+	uint8_t mac[6];
+	struct vnic_cpu *tx_cpu[16];	/* the cpu each tx queue runs on */
+	struct vnic_cpu *rx_cpu[16];
+	const uint8_t *rss_key;		/* the host hashes flows with it to pick a tx queue */
+	/* set by the host with vnic_netdev_attach */
+	const struct vnic_host_ops *host;
+	void *host_ctx;
+};
+
+/* Before traffic starts. */
+static inline void vnic_netdev_attach(struct vnic_netdev *dev, const struct vnic_host_ops *host,
+				      void *ctx)
+{
+	dev->host = host;
+	dev->host_ctx = ctx;
+}
+static inline struct vnic_cpu *vnic_netdev_tx_cpu(const struct vnic_netdev *dev, unsigned int q)
+{
+	return dev->tx_cpu[q];
+}
+static inline int vnic_netdev_xmit(struct vnic_netdev *dev, unsigned int q, struct vnic_pkt *pkt,
+				   bool xmit_more)
+{
+	return dev->ops->xmit(dev, q, pkt, xmit_more);
+}
+/* The tx queue for a flow hash, as XPS/RSS would pick it: stable per flow. */
+static inline unsigned int vnic_netdev_pick_tx(const struct vnic_netdev *dev, uint32_t hash)
+{
+	return dev->num_tx_queues > 1 ? hash % dev->num_tx_queues : 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * The wire boundary: what a device transmits onto and receives from.
+ *
+ * Implemented by src/port (in-process cable, AF_PACKET backing). Frames live
+ * in slots the wire owns, so no buffer ever changes threads: the device tx
+ * engine reserves slots, writes frames into them (segmenting straight into
+ * them) and commits; the device rx engine peeks ready frames, copies each
+ * into a posted rx buffer and releases them. One producer (a device tx
+ * engine) and one consumer (the peer's rx engine) per direction.
+ * ------------------------------------------------------------------------- */
+
+struct vnic_wire;
+
+struct vnic_wire_ops {
+	/* Up to n empty slots (reset packets with frame_size of room). */
+	unsigned int (*tx_reserve)(struct vnic_wire *w, struct vnic_pkt **slots, unsigned int n);
+	/* Sends slots[0..n) (the first n reserved, in order); unsent reserved
+	 * slots are given back. Frames longer than the MTU are dropped and counted. */
+	void (*tx_commit)(struct vnic_wire *w, struct vnic_pkt **slots, unsigned int n,
+			  unsigned int reserved);
+	/* Up to n frames ready for the receiver, oldest first. */
+	unsigned int (*rx_peek)(struct vnic_wire *w, struct vnic_pkt **frames, unsigned int n);
+	/* The first n peeked frames are done with. */
+	void (*rx_release)(struct vnic_wire *w, unsigned int n);
+	/*
+	 * When the next frame in flight becomes ready (a delayed or
+	 * rate-limited wire), in vnic_now_ns() time; 0 if none is in flight.
+	 * The receiver sets a poller timer for it instead of being notified.
+	 */
+	uint64_t (*rx_next_ns)(struct vnic_wire *w);
+	/* The receiver's notification: armed while it sleeps (an irq source). */
+	const struct vnic_irq_ops *rx_irq;
+};
+
+struct vnic_wire {
+	const struct vnic_wire_ops *ops;
+	void *priv;
+	uint32_t mtu;			/* largest L3 packet carried */
+	uint32_t frame_size;		/* largest frame a slot holds (mtu + L2) */
+	/* set by the receiving device: called when a frame arrives while armed */
+	void (*notify)(void *ctx);
+	void *notify_ctx;
+};
+
+#endif /* VNIC_CORE_H */

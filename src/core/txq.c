@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TX queue state: the BQL wrappers of include/linux/netdevice.h and the
+ * driver's stop/wake, as described in refs/netdev.md sections 1 and 6.
+ *
+ * Two reasons to be stopped, one bit each: DRV_XOFF (the driver's ring is
+ * full) and STACK_XOFF (BQL: too many bytes in flight). The queue runs again
+ * only when both are clear; whoever clears the last one calls wake.
+ */
+#include "core/core.h"
+
+/*
+ * Orders the XOFF bit update against the re-read of the DQL (and the mirror
+ * image on the completion side), as smp_mb() does in the Linux wrappers: a
+ * stop must not be decided on a view of the limit older than the bit.
+ * Under this layer's contract xmit and completion of a queue share a
+ * thread, which makes the re-check redundant; it is kept so that the code
+ * stays correct for a driver that completes on another cpu.
+ */
+static inline void bql_barrier(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+void vnic_txq_init(struct vnic_txq *txq, bool bql, vnic_txq_wake_fn wake, void *wake_ctx)
+{
+	vnic_dql_init(&txq->dql, 1000000000ull); /* Linux: HZ, one second */
+	atomic_init(&txq->state, 0);
+	txq->bql_enabled = bql;
+	txq->wake = wake;
+	txq->wake_ctx = wake_ctx;
+	txq->stops = 0;
+	txq->bql_stops = 0;
+	txq->wakes = 0;
+}
+
+static void do_wake(struct vnic_txq *txq)
+{
+	txq->wakes++;
+	if (txq->wake)
+		txq->wake(txq->wake_ctx, txq);
+}
+
+bool vnic_txq_sent(struct vnic_txq *txq, uint32_t bytes, bool xmit_more)
+{
+	uint32_t old;
+
+	if (!txq->bql_enabled)
+		return !xmit_more || vnic_txq_stopped(txq);
+
+	vnic_dql_queued(&txq->dql, bytes);
+	/*
+	 * Mid-batch the limit is not looked at: the rest of the batch is
+	 * already committed, and a stop here would strand it with no doorbell.
+	 * The doorbell is still due if the driver stopped the queue, since no
+	 * later packet will come to ring it.
+	 */
+	if (xmit_more)
+		return vnic_txq_stopped(txq);
+
+	if (vnic_dql_avail(&txq->dql) >= 0)
+		return true;
+
+	old = atomic_fetch_or_explicit(&txq->state, VNIC_TXQ_STACK_XOFF, memory_order_relaxed);
+	bql_barrier();
+	/* A completion may have made room since the check above. */
+	if (vnic_unlikely(vnic_dql_avail(&txq->dql) >= 0))
+		atomic_fetch_and_explicit(&txq->state, ~(uint32_t)VNIC_TXQ_STACK_XOFF,
+					  memory_order_relaxed);
+	else if (!(old & VNIC_TXQ_STACK_XOFF))
+		txq->bql_stops++;
+	return true;
+}
+
+void vnic_txq_completed(struct vnic_txq *txq, uint32_t pkts, uint32_t bytes, uint64_t now_ns)
+{
+	uint32_t old;
+
+	(void)pkts;
+	if (!txq->bql_enabled || !bytes)
+		return;
+
+	vnic_dql_completed(&txq->dql, bytes, now_ns);
+	bql_barrier();
+	if (vnic_dql_avail(&txq->dql) < 0)
+		return;
+
+	if (!(atomic_load_explicit(&txq->state, memory_order_relaxed) & VNIC_TXQ_STACK_XOFF))
+		return;
+	old = atomic_fetch_and_explicit(&txq->state, ~(uint32_t)VNIC_TXQ_STACK_XOFF,
+					memory_order_acq_rel);
+	if ((old & VNIC_TXQ_STACK_XOFF) && !(old & ~(uint32_t)VNIC_TXQ_STACK_XOFF))
+		do_wake(txq);
+}
+
+void vnic_txq_stop(struct vnic_txq *txq)
+{
+	uint32_t old =
+		atomic_fetch_or_explicit(&txq->state, VNIC_TXQ_DRV_XOFF, memory_order_acq_rel);
+
+	if (!(old & VNIC_TXQ_DRV_XOFF))
+		txq->stops++;
+}
+
+void vnic_txq_wake(struct vnic_txq *txq)
+{
+	uint32_t old = atomic_fetch_and_explicit(&txq->state, ~(uint32_t)VNIC_TXQ_DRV_XOFF,
+						 memory_order_acq_rel);
+
+	if ((old & VNIC_TXQ_DRV_XOFF) && !(old & ~(uint32_t)VNIC_TXQ_DRV_XOFF))
+		do_wake(txq);
+}
+
+/*
+ * The ring is empty and the DQL forgets what it thought was in flight. If
+ * the queue was stopped, wake is called: clearing the bits silently would
+ * leave a sender waiting for a wake that no later call can produce (wake
+ * and completed only wake on a bit they clear themselves).
+ */
+void vnic_txq_reset(struct vnic_txq *txq, uint64_t now_ns)
+{
+	uint32_t old = atomic_exchange_explicit(&txq->state, 0, memory_order_acq_rel);
+
+	vnic_dql_reset(&txq->dql, now_ns);
+	if (old)
+		do_wake(txq);
+}
