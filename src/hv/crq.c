@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CRQ pair (refs/ibmvnic.md section 1): one page of 16-byte messages per
+ * direction. H_SEND_CRQ from one side lands on the other side's ring, byte 0
+ * last; the consumer copies the message out and clears byte 0, which gives
+ * the slot back. Control path only: producers take a lock, so any thread of
+ * a side may send.
+ */
+#include <string.h>
+
+#include "hv/hv_priv.h"
+
+#define CRQ_MASK (VNIC_HV_CRQ_ENTRIES - 1)
+
+static long crq_fail(struct vnic_hv *hv, long rc)
+{
+	if (rc == VNIC_H_BUSY)
+		ctr_add_shared(&hv->glob.rc_busy, 1);
+	else if (rc == VNIC_H_CLOSED)
+		ctr_add_shared(&hv->glob.rc_closed, 1);
+	else
+		ctr_add_shared(&hv->glob.rc_parameter, 1);
+	return rc;
+}
+
+void vnic_hv_crq_set_irq(struct vnic_hv *hv, enum vnic_hv_side side, vnic_hv_irq_fn fn, void *ctx)
+{
+	struct crq_ring *r;
+
+	if (!side_ok(side))
+		return;
+	r = &hv->crq[side];
+	__atomic_store_n(&r->irq_fn, fn, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->irq_ctx, ctx, __ATOMIC_RELAXED);
+}
+
+void vnic_hv_crq_irq_enable(struct vnic_hv *hv, enum vnic_hv_side side, bool on)
+{
+	if (!side_ok(side))
+		return;
+	if (on)
+		irq_arm(&hv->crq[side].irq_enabled);
+	else
+		irq_disarm(&hv->crq[side].irq_enabled);
+}
+
+void vnic_hv_crq_set_open(struct vnic_hv *hv, bool open)
+{
+	atomic_store_explicit(&hv->open, open, memory_order_release);
+}
+
+long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct vnic_crq *msg)
+{
+	struct vnic_crq *slot;
+	struct crq_ring *r;
+	uint8_t first;
+
+	charge(hv->cost.hcall_crq_ns);
+	if (!msg || !side_ok(from))
+		return crq_fail(hv, VNIC_H_PARAMETER);
+	if (!atomic_load_explicit(&hv->open, memory_order_acquire))
+		return crq_fail(hv, VNIC_H_CLOSED);
+	/* read once: what is checked is what gets published */
+	first = msg->first;
+	if (!(first & VNIC_CRQ_CMD_RSP))
+		return crq_fail(hv, VNIC_H_PARAMETER);
+
+	r = &hv->crq[!from];
+	pthread_mutex_lock(&r->lock);
+	slot = &r->msgs[r->prod];
+	if (ring_first_acquire(&slot->first) & VNIC_CRQ_CMD_RSP) {
+		pthread_mutex_unlock(&r->lock);
+		return crq_fail(hv, VNIC_H_BUSY);
+	}
+	memcpy(slot->raw + 1, msg->raw + 1, sizeof(*msg) - 1);
+	ring_first_publish(&slot->first, first);
+	r->prod = (r->prod + 1) & CRQ_MASK;
+	pthread_mutex_unlock(&r->lock);
+	ctr_add_shared(&hv->glob.send_crq, 1);
+
+	/* outside the lock: the handler may answer on this very ring */
+	if (irq_armed(&r->irq_enabled)) {
+		ctr_add_shared(&r->irqs, 1);
+		irq_call(hv, &r->irq_fn, &r->irq_ctx);
+	} else {
+		ctr_add_shared(&r->irqs_masked, 1);
+	}
+	return VNIC_H_SUCCESS;
+}
+
+bool vnic_hv_crq_recv(struct vnic_hv *hv, enum vnic_hv_side side, struct vnic_crq *msg)
+{
+	struct vnic_crq *slot;
+	struct crq_ring *r;
+	uint8_t first;
+
+	if (!msg || !side_ok(side))
+		return false;
+	r = &hv->crq[side];
+	slot = &r->msgs[r->cur];
+	first = ring_first_acquire(&slot->first);
+	if (!(first & VNIC_CRQ_CMD_RSP))
+		return false;
+	memcpy(msg->raw + 1, slot->raw + 1, sizeof(*msg) - 1);
+	msg->first = first;
+	ring_first_clear(&slot->first);
+	r->cur = (r->cur + 1) & CRQ_MASK;
+	return true;
+}
+
+bool vnic_hv_crq_pending(struct vnic_hv *hv, enum vnic_hv_side side)
+{
+	struct crq_ring *r;
+
+	if (!side_ok(side))
+		return false;
+	r = &hv->crq[side];
+	return ring_first_acquire(&r->msgs[r->cur].first) & VNIC_CRQ_CMD_RSP;
+}

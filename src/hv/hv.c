@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The hypervisor object: creation, teardown, statistics.
+ * The DMA window is in dma.c, the CRQ in crq.c, the sub-CRQs in subcrq.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hv/hv_priv.h"
+
+static_assert(VNIC_HV_CRQ_ENTRIES * sizeof(struct vnic_crq) == VNIC_HV_DMA_PAGE,
+	      "a CRQ is one page (refs/ibmvnic.md section 1)");
+static_assert((VNIC_HV_CRQ_ENTRIES & (VNIC_HV_CRQ_ENTRIES - 1)) == 0, "CRQ size: power of two");
+
+static int crq_ring_init(struct crq_ring *r)
+{
+	int err;
+
+	r->msgs = aligned_alloc(VNIC_HV_DMA_PAGE, VNIC_HV_CRQ_ENTRIES * sizeof(*r->msgs));
+	if (!r->msgs)
+		return -ENOMEM;
+	memset(r->msgs, 0, VNIC_HV_CRQ_ENTRIES * sizeof(*r->msgs));
+	err = pthread_mutex_init(&r->lock, NULL);
+	if (err) {
+		free(r->msgs);
+		return -err;
+	}
+	return 0;
+}
+
+static void crq_ring_fini(struct crq_ring *r)
+{
+	pthread_mutex_destroy(&r->lock);
+	free(r->msgs);
+}
+
+int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost)
+{
+	struct vnic_hv *hv;
+	int err;
+
+	if (!out || max_ind_descs < VNIC_SAFE_IND_DESCS || max_ind_descs > VNIC_MAX_IND_DESCS)
+		return -EINVAL;
+	hv = aligned_alloc(VNIC_CACHELINE, sizeof(*hv));
+	if (!hv)
+		return -ENOMEM;
+	memset(hv, 0, sizeof(*hv));
+	hv->max_ind_descs = max_ind_descs;
+	if (cost)
+		hv->cost = *cost;
+	atomic_init(&hv->open, true);
+	hv->next_gen = 1;
+	hv->dma.next_ioba = VNIC_HV_IOBA_BASE;
+
+	err = -pthread_mutex_init(&hv->lock, NULL);
+	if (err)
+		goto err_free_hv;
+	err = -pthread_mutex_init(&hv->dma.lock, NULL);
+	if (err)
+		goto err_destroy_lock;
+	err = crq_ring_init(&hv->crq[VNIC_HV_CLIENT]);
+	if (err)
+		goto err_destroy_dma_lock;
+	err = crq_ring_init(&hv->crq[VNIC_HV_SERVER]);
+	if (err)
+		goto err_fini_client_crq;
+	*out = hv;
+	return 0;
+
+err_fini_client_crq:
+	crq_ring_fini(&hv->crq[VNIC_HV_CLIENT]);
+err_destroy_dma_lock:
+	pthread_mutex_destroy(&hv->dma.lock);
+err_destroy_lock:
+	pthread_mutex_destroy(&hv->lock);
+err_free_hv:
+	free(hv);
+	return err;
+}
+
+void vnic_hv_destroy(struct vnic_hv *hv)
+{
+	unsigned int i;
+
+	if (!hv)
+		return;
+	for (i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
+		struct vnic_subcrq *q = atomic_load(&hv->slots[i].q);
+
+		if (q)
+			vnic_hv_free_subcrq(hv, q);
+	}
+	crq_ring_fini(&hv->crq[VNIC_HV_SERVER]);
+	crq_ring_fini(&hv->crq[VNIC_HV_CLIENT]);
+	pthread_mutex_destroy(&hv->dma.lock);
+	pthread_mutex_destroy(&hv->lock);
+	free(hv);
+}
+
+static void stats_add(struct vnic_hv_stats *dst, const struct vnic_hv_stats *src)
+{
+	dst->send_crq += ctr_read(&src->send_crq);
+	dst->send_subcrq += ctr_read(&src->send_subcrq);
+	dst->send_subcrq_indirect += ctr_read(&src->send_subcrq_indirect);
+	dst->indirect_entries += ctr_read(&src->indirect_entries);
+	dst->rc_parameter += ctr_read(&src->rc_parameter);
+	dst->rc_busy += ctr_read(&src->rc_busy);
+	dst->rc_closed += ctr_read(&src->rc_closed);
+	dst->dma_bad_translation += ctr_read(&src->dma_bad_translation);
+}
+
+/*
+ * The datapath counters live with the producer of each ring (no cache line
+ * shared between the driver's and the device's threads per hcall); this sums
+ * them. Control path: takes the table lock so no ring is freed meanwhile.
+ */
+const struct vnic_hv_stats *vnic_hv_stats(const struct vnic_hv *chv)
+{
+	struct vnic_hv *hv = (struct vnic_hv *)chv;
+	struct vnic_hv_stats s = { 0 };
+	unsigned int i;
+
+	pthread_mutex_lock(&hv->lock);
+	stats_add(&s, &hv->glob);
+	stats_add(&s, &hv->retired);
+	for (i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
+		struct subcrq_slot *slot = &hv->slots[i];
+		struct vnic_subcrq *q = atomic_load(&slot->q);
+
+		if (!q)
+			continue;
+		s.send_subcrq += ctr_read(&slot->sends);
+		s.send_subcrq_indirect += ctr_read(&slot->sends_indirect);
+		s.indirect_entries += ctr_read(&slot->indirect_entries);
+		s.rc_busy += ctr_read(&q->full);
+	}
+	hv->snap = s;
+	pthread_mutex_unlock(&hv->lock);
+	return &hv->snap;
+}
+
+const struct vnic_hv_cost *vnic_hv_cost(const struct vnic_hv *hv)
+{
+	return &hv->cost;
+}
+
+uint32_t vnic_hv_max_ind_descs(const struct vnic_hv *hv)
+{
+	return hv->max_ind_descs;
+}

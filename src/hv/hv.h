@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/hv: the hypervisor between one driver (the client partition) and one
+ * device (the vNIC server). Public header of the layer.
+ *
+ * It owns what PAPR's hypervisor owns: the DMA window (ioba -> memory, every
+ * translation bounds-checked), the CRQ pair, the sub-CRQ rings with their
+ * valid-bit ownership and interrupts, and the hcalls that move entries. It
+ * never interprets a message: that is the driver's and the device's job.
+ *
+ * Threads: a ring has one producer and one consumer, possibly on different
+ * cpus; ownership passes through the valid bit with release/acquire barriers
+ * in named helpers (hv.c). An interrupt is delivered only while armed, by
+ * calling the handler registered for it, from the producer's thread: handlers
+ * must be thread-safe (vnic_napi_schedule is).
+ */
+#ifndef VNIC_HV_H
+#define VNIC_HV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "proto/proto.h"
+
+enum vnic_hv_limits {
+	VNIC_HV_MAX_DMA_WINDOWS = 512,
+	VNIC_HV_MAX_SUBCRQS = 64,
+	VNIC_HV_CRQ_ENTRIES = 256,	/* one 4 KiB page of 16-byte messages */
+	VNIC_HV_MAX_SUBCRQ_ENTRIES = 8192,
+};
+
+/* Which end of the hypervisor a call comes from. */
+enum vnic_hv_side {
+	VNIC_HV_CLIENT = 0,	/* the driver */
+	VNIC_HV_SERVER = 1,	/* the device */
+};
+
+/* Optional cost model: busy time charged per operation. All zero by default. */
+struct vnic_hv_cost {
+	uint64_t hcall_direct_ns;
+	uint64_t hcall_indirect_ns;
+	uint64_t hcall_crq_ns;
+	uint64_t dma_ns_per_kib;	/* charged by vnic_hv_dma_charge */
+	uint64_t irq_ns;		/* per interrupt delivered */
+};
+
+typedef void (*vnic_hv_irq_fn)(void *ctx);
+
+/* A ring of 32-byte entries; the consumer reads it in place. */
+struct vnic_subcrq {
+	union vnic_subcrq_entry *ring;
+	uint32_t size;			/* entries, power of two */
+	uint32_t handle;		/* what the partner passes to send_subcrq */
+	enum vnic_hv_side owner;	/* the side that consumes */
+	/* consumer's cursor: owner's thread only */
+	uint32_t cur vnic_cacheline_aligned;
+	/* producer's cursor: the hv, in the producer's thread */
+	uint32_t prod vnic_cacheline_aligned;
+	/* interrupt */
+	_Atomic uint32_t irq_enabled vnic_cacheline_aligned;
+	vnic_hv_irq_fn irq_fn;
+	void *irq_ctx;
+	uint64_t irqs;			/* delivered (raised while armed) */
+	uint64_t irqs_masked;		/* raised while disarmed: no delivery */
+	uint64_t full;			/* sends refused: ring full (BUSY) */
+};
+
+struct vnic_hv_stats {
+	uint64_t send_crq;
+	uint64_t send_subcrq;		/* direct hcalls */
+	uint64_t send_subcrq_indirect;	/* indirect hcalls */
+	uint64_t indirect_entries;	/* entries moved by indirect hcalls */
+	uint64_t rc_parameter;		/* hcalls refused with PARAMETER */
+	uint64_t rc_busy;
+	uint64_t rc_closed;
+	uint64_t dma_bad_translation;	/* ioba/len outside every mapping */
+};
+
+struct vnic_hv;
+
+/* 0 or -errno. max_ind_descs: the hypervisor's limit for indirect sends (16..128). */
+int vnic_hv_create(struct vnic_hv **hv, uint32_t max_ind_descs, const struct vnic_hv_cost *cost);
+void vnic_hv_destroy(struct vnic_hv *hv);
+const struct vnic_hv_stats *vnic_hv_stats(const struct vnic_hv *hv);
+const struct vnic_hv_cost *vnic_hv_cost(const struct vnic_hv *hv);
+uint32_t vnic_hv_max_ind_descs(const struct vnic_hv *hv);
+
+/* --- DMA window (the TCE table) --------------------------------------------
+ * The client makes its memory visible to the server. The server only ever
+ * holds iobas and translates them for each access. */
+/* 0 or -errno (-ENOSPC: table full, -EINVAL). */
+int vnic_hv_dma_map(struct vnic_hv *hv, void *addr, uint64_t len, uint64_t *ioba);
+int vnic_hv_dma_unmap(struct vnic_hv *hv, uint64_t ioba);
+/* Pointer for [ioba, ioba + len) if it lies inside one mapping, else NULL (counted). */
+void *vnic_hv_dma_translate(struct vnic_hv *hv, uint64_t ioba, uint64_t len);
+/* Copies through the window; 0 or -EFAULT. */
+int vnic_hv_dma_read(struct vnic_hv *hv, uint64_t ioba, void *dst, uint64_t len);
+int vnic_hv_dma_write(struct vnic_hv *hv, uint64_t ioba, const void *src, uint64_t len);
+/* Cost model: charge a DMA of len bytes (no-op when the cost is zero). */
+void vnic_hv_dma_charge(struct vnic_hv *hv, uint64_t len);
+
+/* --- CRQ ----------------------------------------------------------------------
+ * One ring per direction. send_crq from one side lands on the other side's
+ * ring and raises that side's CRQ interrupt if armed. */
+void vnic_hv_crq_set_irq(struct vnic_hv *hv, enum vnic_hv_side side, vnic_hv_irq_fn fn, void *ctx);
+void vnic_hv_crq_irq_enable(struct vnic_hv *hv, enum vnic_hv_side side, bool on);
+/* VNIC_H_SUCCESS, VNIC_H_BUSY (ring full), VNIC_H_CLOSED (partner closed). */
+long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct vnic_crq *msg);
+/* Consumer: copies the next message into *msg and frees its slot. false if none. */
+bool vnic_hv_crq_recv(struct vnic_hv *hv, enum vnic_hv_side side, struct vnic_crq *msg);
+/* Closes the transport (reset, teardown): sends fail with CLOSED until reopened. */
+void vnic_hv_crq_set_open(struct vnic_hv *hv, bool open);
+
+/* --- Sub-CRQs ------------------------------------------------------------------ */
+/* Registers a ring of entries (power of two) consumed by owner. 0 or -errno. */
+int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t entries,
+		       struct vnic_subcrq **out);
+int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q);
+/* The interrupt of a ring; delivered in the producer's thread while armed. */
+void vnic_hv_subcrq_set_irq(struct vnic_subcrq *q, vnic_hv_irq_fn fn, void *ctx);
+void vnic_hv_subcrq_irq_enable(struct vnic_subcrq *q);
+void vnic_hv_subcrq_irq_disable(struct vnic_subcrq *q);
+/*
+ * H_SEND_SUB_CRQ: one entry, by value, to the ring with this handle, sent by
+ * the side that does not own it. VNIC_H_SUCCESS, VNIC_H_PARAMETER (bad handle,
+ * wrong side, entry without the valid bit), VNIC_H_BUSY (ring full),
+ * VNIC_H_CLOSED.
+ */
+long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+			 const union vnic_subcrq_entry *entry);
+/*
+ * H_SEND_SUB_CRQ_INDIRECT: count entries read from the sender's DMA window at
+ * ioba. All or nothing: VNIC_H_PARAMETER when count is 0 or above the limit,
+ * or the array is not mapped; VNIC_H_BUSY when the ring lacks room for all.
+ */
+long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+				  uint64_t ioba, uint32_t count);
+
+/* Consumer helpers, owner's thread only. */
+/* The entry at the cursor if its valid bit is set (acquire), else NULL. */
+const union vnic_subcrq_entry *vnic_subcrq_peek(struct vnic_subcrq *q);
+/* Hands the entry at the cursor back to the producer (release) and advances. */
+void vnic_subcrq_consume(struct vnic_subcrq *q);
+/* True if the entry at the cursor is valid: for the re-arm race check. */
+bool vnic_subcrq_pending(struct vnic_subcrq *q);
+
+/* --- Additions by the hv implementation (hv.c, dma.c, crq.c, subcrq.c) ------- */
+
+/*
+ * DMA window granularity. iobas are VNIC_HV_DMA_PAGE aligned, start at
+ * VNIC_HV_IOBA_BASE (0 is never a valid ioba, so a zeroed descriptor cannot
+ * name memory) and stay below VNIC_IOBA_LIMIT (proto.h), so 32-bit ioba
+ * fields never truncate. One unmapped guard page separates mappings. An ioba
+ * is not handed out again while its mapping lives. A translation of length 0
+ * fails like any other bad one.
+ */
+enum vnic_hv_dma_limits {
+	VNIC_HV_DMA_PAGE = 4096,
+	VNIC_HV_IOBA_BASE = VNIC_HV_DMA_PAGE,
+};
+
+/*
+ * CRQ consumer: true if a message waits on side's ring (the re-arm race check,
+ * as vnic_subcrq_pending). Owner's thread only.
+ */
+bool vnic_hv_crq_pending(struct vnic_hv *hv, enum vnic_hv_side side);
+
+/*
+ * Notes on the contract above, as implemented:
+ * - vnic_hv_stats: send_crq, send_subcrq, send_subcrq_indirect and
+ *   indirect_entries count hcalls that succeeded; failures are counted in
+ *   rc_*. The returned snapshot is refreshed by each call (control path: it
+ *   takes a lock) and stays valid until the next one.
+ * - Every send first checks the transport: while closed, all fail with CLOSED,
+ *   so a driver sending on handles freed by a reset sees CLOSED, not PARAMETER.
+ * - vnic_hv_free_subcrq waits for hcalls in flight on that ring to finish, so
+ *   the partner may send concurrently (it then gets PARAMETER). It must not be
+ *   called from that ring's interrupt handler, nor while the owner still peeks.
+ * - Interrupt handlers are set before the interrupt is first enabled and are
+ *   not changed while it may be raised.
+ * - An indirect send of more entries than the ring holds fails with
+ *   PARAMETER (it could never succeed); one that merely lacks room now, BUSY.
+ * - vnic_subcrq_consume only after vnic_subcrq_peek returned the entry.
+ * - A ring has one producer thread at a time; the CRQ accepts several (it
+ *   takes a lock per message: control path). The per-ring counters (irqs,
+ *   irqs_masked, full) are written by the producer with relaxed atomic
+ *   stores; read them from another thread with __atomic_load_n.
+ */
+
+#endif /* VNIC_HV_H */

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/hv internals, shared by hv.c, dma.c, crq.c and subcrq.c only.
+ *
+ * Who writes what (the single-writer rule keeps the datapath free of locks and
+ * of shared read-modify-writes):
+ *   ring slots      body: producer before publishing, consumer after; the
+ *                   first byte hands the slot over (helpers below).
+ *   prod, slot ctrs the ring's producer thread (the partner's send hcalls).
+ *   cur             the ring's consumer (the owner).
+ *   irq_enabled     the consumer (arm/disarm), read by the producer.
+ *   dma table       writers under dma.lock, readers lock-free (seqlock).
+ *   sub-CRQ table   writers under hv->lock; senders pin a slot (senders).
+ *   hv->glob        shared counters of rare events: atomic adds.
+ */
+#ifndef VNIC_HV_PRIV_H
+#define VNIC_HV_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "hv/hv.h"
+
+/* A sub-CRQ handle is (generation << VNIC_HV_SLOT_BITS) | slot index. */
+#define VNIC_HV_SLOT_BITS 6
+static_assert(VNIC_HV_MAX_SUBCRQS == 1 << VNIC_HV_SLOT_BITS, "handle encodes the slot index");
+
+/* ---------------------------------------------------------------------------
+ * Barriers of the valid-bit protocol (refs/ibmvnic.md section 0: dma_wmb
+ * before the hcall, valid bit then dma_rmb then the body on the consumer)
+ * ------------------------------------------------------------------------- */
+
+/*
+ * Consumer: is the slot valid? Acquire: the body reads that follow cannot be
+ * satisfied before this load, so they see what the producer wrote before it
+ * published (the dma_rmb). Producer, checking for room: a slot seen empty
+ * was cleared by the consumer's release, so the consumer's reads of the old
+ * body are done before we overwrite it.
+ */
+static inline uint8_t ring_first_acquire(const uint8_t *first)
+{
+	return __atomic_load_n(first, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Producer: publish a slot whose body is written. Release: the body stores
+ * become visible no later than the valid bit (the dma_wmb). On x86 a plain
+ * store plus a compiler barrier.
+ */
+static inline void ring_first_publish(uint8_t *first, uint8_t v)
+{
+	__atomic_store_n(first, v, __ATOMIC_RELEASE);
+}
+
+/* Consumer: hand the slot back. Release: our body reads complete first. */
+static inline void ring_first_clear(uint8_t *first)
+{
+	__atomic_store_n(first, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * Producer, between publishing and reading the consumer's arm state; and
+ * consumer, between arming and its last look at the ring (the NAPI re-arm
+ * check). Both are a store followed by a load of another location, the one
+ * reordering x86 does perform (store buffer); without a full fence on both
+ * sides each could miss the other's store, and the last entry of a burst
+ * would sit in the ring with nobody woken (a lost interrupt). Costs an mfence
+ * once per hcall, not per entry.
+ */
+static inline void irq_store_load_fence(void)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* ---------------------------------------------------------------------------
+ * Counters
+ * ------------------------------------------------------------------------- */
+
+/*
+ * A counter with a single writer: relaxed load and store, no locked
+ * instruction (a plain add on x86), yet a reader in another thread does not
+ * race with it.
+ */
+static inline void ctr_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+/* A counter of rare events written by any thread. */
+static inline void ctr_add_shared(uint64_t *c, uint64_t n)
+{
+	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t ctr_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* The cost model's charge: nothing at all when the cost is zero (the default). */
+static inline void charge(uint64_t ns)
+{
+	if (ns)
+		vnic_spin_ns(ns);
+}
+
+static inline bool side_ok(enum vnic_hv_side side)
+{
+	return side == VNIC_HV_CLIENT || side == VNIC_HV_SERVER;
+}
+
+/* ---------------------------------------------------------------------------
+ * State
+ * ------------------------------------------------------------------------- */
+
+/* One direction of the CRQ: messages *to* this side. */
+struct crq_ring {
+	struct vnic_crq *msgs;			/* VNIC_HV_CRQ_ENTRIES */
+	pthread_mutex_t lock;			/* producers */
+	uint32_t prod;				/* under lock */
+	uint32_t cur vnic_cacheline_aligned;	/* consumer */
+	_Atomic uint32_t irq_enabled vnic_cacheline_aligned;
+	vnic_hv_irq_fn irq_fn;
+	void *irq_ctx;
+	uint64_t irqs;
+	uint64_t irqs_masked;
+};
+
+/*
+ * A registered sub-CRQ. senders pins q for the duration of a send so that
+ * free can wait for it; the counters are the producer's, beside it.
+ */
+struct subcrq_slot {
+	_Atomic(struct vnic_subcrq *) q;
+	_Atomic uint32_t senders;
+	uint64_t sends;
+	uint64_t sends_indirect;
+	uint64_t indirect_entries;
+} vnic_cacheline_aligned;
+
+/* One DMA window mapping; fields read lock-free, so accessed with atomics. */
+struct dma_map {
+	uint64_t ioba;
+	uint64_t len;
+	uint64_t addr;
+};
+
+struct dma_table {
+	_Atomic uint32_t seq;			/* odd while a writer changes maps */
+	uint32_t n;				/* maps in use, sorted by ioba */
+	uint64_t next_ioba;			/* bump pointer; writers only */
+	pthread_mutex_t lock;			/* writers */
+	struct dma_map maps[VNIC_HV_MAX_DMA_WINDOWS];
+};
+
+struct vnic_hv {
+	/* read by every hcall, written at create (open: by set_open) */
+	uint32_t max_ind_descs;
+	_Atomic bool open;
+	struct vnic_hv_cost cost;
+	/* rare events, any thread */
+	struct vnic_hv_stats glob vnic_cacheline_aligned;
+	/* control path */
+	pthread_mutex_t lock vnic_cacheline_aligned;	/* sub-CRQ table, snapshot */
+	uint32_t next_gen;
+	struct vnic_hv_stats retired;		/* counters of freed sub-CRQs */
+	struct vnic_hv_stats snap;		/* what vnic_hv_stats returns */
+	struct crq_ring crq[2];			/* indexed by the receiving side */
+	struct subcrq_slot slots[VNIC_HV_MAX_SUBCRQS];
+	struct dma_table dma;
+};
+
+/*
+ * Shared by crq.c and subcrq.c, after publishing: is the consumer's interrupt
+ * armed now? If so the caller counts it and delivers it with irq_call, in
+ * this (the producer's) thread.
+ */
+static inline bool irq_armed(_Atomic uint32_t *enabled)
+{
+	irq_store_load_fence();
+	return atomic_load_explicit(enabled, memory_order_acquire);
+}
+
+static inline void irq_call(struct vnic_hv *hv, vnic_hv_irq_fn *fn, void **ctx)
+{
+	vnic_hv_irq_fn f = __atomic_load_n(fn, __ATOMIC_RELAXED);
+
+	charge(hv->cost.irq_ns);
+	if (f)
+		f(__atomic_load_n(ctx, __ATOMIC_RELAXED));
+}
+
+/* Consumer: arm an interrupt; the fence pairs with the producer's in irq_raise. */
+static inline void irq_arm(_Atomic uint32_t *enabled)
+{
+	atomic_store_explicit(enabled, 1, memory_order_seq_cst);
+	irq_store_load_fence();
+}
+
+static inline void irq_disarm(_Atomic uint32_t *enabled)
+{
+	atomic_store_explicit(enabled, 0, memory_order_relaxed);
+}
+
+#endif /* VNIC_HV_PRIV_H */

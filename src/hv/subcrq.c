@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sub-CRQs (refs/ibmvnic.md sections 0 and 2): rings of 32-byte entries the
+ * hv allocates for one side (the owner, which consumes) and the other side
+ * fills with H_SEND_SUB_CRQ (one entry by value) or H_SEND_SUB_CRQ_INDIRECT
+ * (up to max_ind_descs entries read through the DMA window). Ownership of a
+ * slot passes through the valid bit of byte 0 (barrier helpers in hv_priv.h).
+ *
+ * Everything a sender passes is checked on every call: the handle (slot and
+ * generation), the side, the valid bits, the count, the ioba of the array.
+ * A refused call writes nothing.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hv/hv_priv.h"
+
+#define SLOT_MASK (VNIC_HV_MAX_SUBCRQS - 1)
+
+static long send_fail(struct vnic_hv *hv, long rc)
+{
+	ctr_add_shared(rc == VNIC_H_CLOSED ? &hv->glob.rc_closed : &hv->glob.rc_parameter, 1);
+	return rc;
+}
+
+static bool transport_open(struct vnic_hv *hv)
+{
+	return atomic_load_explicit(&hv->open, memory_order_acquire);
+}
+
+/*
+ * Pin the ring behind handle for the length of one hcall, or NULL if the
+ * handle names no live ring. Pairs with the free path: the increment and the
+ * load of q, and free's clearing of q and its load of senders, are all
+ * seq_cst, so either free sees us and waits, or we see q gone.
+ */
+static struct vnic_subcrq *slot_get(struct vnic_hv *hv, uint32_t handle, struct subcrq_slot **out)
+{
+	struct subcrq_slot *slot = &hv->slots[handle & SLOT_MASK];
+	struct vnic_subcrq *q;
+
+	atomic_fetch_add_explicit(&slot->senders, 1, memory_order_seq_cst);
+	q = atomic_load_explicit(&slot->q, memory_order_seq_cst);
+	if (vnic_unlikely(!q || q->handle != handle)) {
+		atomic_fetch_sub_explicit(&slot->senders, 1, memory_order_release);
+		return NULL;
+	}
+	*out = slot;
+	return q;
+}
+
+/* Release: our accesses to the ring complete before free can see zero. */
+static void slot_put(struct subcrq_slot *slot)
+{
+	atomic_fetch_sub_explicit(&slot->senders, 1, memory_order_release);
+}
+
+static bool slot_busy(const struct vnic_subcrq *q, uint32_t idx)
+{
+	return ring_first_acquire(&q->ring[idx & (q->size - 1)].first) & VNIC_SUBCRQ_VALID;
+}
+
+/* Body first, valid byte last (release). first always carries the valid bit. */
+static void entry_publish(union vnic_subcrq_entry *dst, const union vnic_subcrq_entry *src,
+			  uint8_t first)
+{
+	memcpy(dst->raw + 1, src->raw + 1, sizeof(*dst) - 1);
+	ring_first_publish(&dst->first, first | VNIC_SUBCRQ_VALID);
+}
+
+/* The owner's interrupt, once per hcall whatever the number of entries. */
+static void raise_irq(struct vnic_hv *hv, struct vnic_subcrq *q)
+{
+	if (irq_armed(&q->irq_enabled)) {
+		ctr_add(&q->irqs, 1);
+		irq_call(hv, &q->irq_fn, &q->irq_ctx);
+	} else {
+		ctr_add(&q->irqs_masked, 1);
+	}
+}
+
+/* --- registration (control path) ---------------------------------------------- */
+
+int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t entries,
+		       struct vnic_subcrq **out)
+{
+	struct subcrq_slot *slot = NULL;
+	struct vnic_subcrq *q;
+	size_t bytes;
+	unsigned int i;
+	int err;
+
+	if (!out || !side_ok(owner) || !entries || entries > VNIC_HV_MAX_SUBCRQ_ENTRIES ||
+	    (entries & (entries - 1)))
+		return -EINVAL;
+
+	q = aligned_alloc(VNIC_CACHELINE, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	memset(q, 0, sizeof(*q));
+	bytes = (size_t)entries * sizeof(*q->ring);
+	bytes = (bytes + VNIC_HV_DMA_PAGE - 1) & ~(size_t)(VNIC_HV_DMA_PAGE - 1);
+	q->ring = aligned_alloc(VNIC_HV_DMA_PAGE, bytes);
+	if (!q->ring) {
+		err = -ENOMEM;
+		goto err_free_q;
+	}
+	memset(q->ring, 0, bytes);
+	q->size = entries;
+	q->owner = owner;
+	atomic_init(&q->irq_enabled, 0);
+
+	pthread_mutex_lock(&hv->lock);
+	for (i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
+		if (!atomic_load_explicit(&hv->slots[i].q, memory_order_relaxed)) {
+			slot = &hv->slots[i];
+			break;
+		}
+	}
+	if (!slot) {
+		err = -ENOSPC;
+		goto err_unlock;
+	}
+	/* a new generation: a handle kept from before a free never matches */
+	q->handle = hv->next_gen << VNIC_HV_SLOT_BITS | i;
+	if (++hv->next_gen > UINT32_MAX >> VNIC_HV_SLOT_BITS)
+		hv->next_gen = 1;
+	__atomic_store_n(&slot->sends, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->sends_indirect, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->indirect_entries, 0, __ATOMIC_RELAXED);
+	atomic_store_explicit(&slot->q, q, memory_order_seq_cst);
+	pthread_mutex_unlock(&hv->lock);
+	*out = q;
+	return 0;
+
+err_unlock:
+	pthread_mutex_unlock(&hv->lock);
+	free(q->ring);
+err_free_q:
+	free(q);
+	return err;
+}
+
+int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q)
+{
+	struct subcrq_slot *slot;
+
+	if (!q)
+		return -EINVAL;
+	slot = &hv->slots[q->handle & SLOT_MASK];
+	pthread_mutex_lock(&hv->lock);
+	if (atomic_load_explicit(&slot->q, memory_order_relaxed) != q) {
+		pthread_mutex_unlock(&hv->lock);
+		return -EINVAL;
+	}
+	atomic_store_explicit(&slot->q, NULL, memory_order_seq_cst);
+	/* a send in flight finishes in a bounded number of steps */
+	while (atomic_load_explicit(&slot->senders, memory_order_seq_cst))
+		sched_yield();
+	hv->retired.send_subcrq += ctr_read(&slot->sends);
+	hv->retired.send_subcrq_indirect += ctr_read(&slot->sends_indirect);
+	hv->retired.indirect_entries += ctr_read(&slot->indirect_entries);
+	hv->retired.rc_busy += ctr_read(&q->full);
+	pthread_mutex_unlock(&hv->lock);
+	free(q->ring);
+	free(q);
+	return 0;
+}
+
+/* --- interrupts ---------------------------------------------------------------- */
+
+void vnic_hv_subcrq_set_irq(struct vnic_subcrq *q, vnic_hv_irq_fn fn, void *ctx)
+{
+	__atomic_store_n(&q->irq_fn, fn, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->irq_ctx, ctx, __ATOMIC_RELAXED);
+}
+
+void vnic_hv_subcrq_irq_enable(struct vnic_subcrq *q)
+{
+	irq_arm(&q->irq_enabled);
+}
+
+void vnic_hv_subcrq_irq_disable(struct vnic_subcrq *q)
+{
+	irq_disarm(&q->irq_enabled);
+}
+
+/* --- hcalls (datapath, the producer's thread) ------------------------------------ */
+
+long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+			 const union vnic_subcrq_entry *entry)
+{
+	struct subcrq_slot *slot;
+	struct vnic_subcrq *q;
+	uint8_t first;
+
+	charge(hv->cost.hcall_direct_ns);
+	if (vnic_unlikely(!entry || !side_ok(from)))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	if (vnic_unlikely(!transport_open(hv)))
+		return send_fail(hv, VNIC_H_CLOSED);
+	first = entry->first;
+	if (vnic_unlikely(!(first & VNIC_SUBCRQ_VALID)))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	q = slot_get(hv, handle, &slot);
+	if (vnic_unlikely(!q))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	if (vnic_unlikely(q->owner == from)) {
+		slot_put(slot);
+		return send_fail(hv, VNIC_H_PARAMETER);
+	}
+	if (slot_busy(q, q->prod)) {
+		ctr_add(&q->full, 1);
+		slot_put(slot);
+		return VNIC_H_BUSY;
+	}
+	entry_publish(&q->ring[q->prod], entry, first);
+	q->prod = (q->prod + 1) & (q->size - 1);
+	ctr_add(&slot->sends, 1);
+	raise_irq(hv, q);
+	slot_put(slot);
+	return VNIC_H_SUCCESS;
+}
+
+/*
+ * The array is the sender's memory, which it may still be writing (it is not
+ * trusted): the valid bits are checked in a first pass and forced again on
+ * publish, so a slot is never published without its valid bit whatever the
+ * sender does meanwhile.
+ */
+long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+				  uint64_t ioba, uint32_t count)
+{
+	const union vnic_subcrq_entry *src;
+	struct subcrq_slot *slot;
+	struct vnic_subcrq *q;
+	uint32_t i, mask;
+
+	charge(hv->cost.hcall_indirect_ns);
+	if (vnic_unlikely(!side_ok(from)))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	if (vnic_unlikely(!transport_open(hv)))
+		return send_fail(hv, VNIC_H_CLOSED);
+	if (vnic_unlikely(!count || count > hv->max_ind_descs))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	q = slot_get(hv, handle, &slot);
+	if (vnic_unlikely(!q))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	/* a batch larger than the whole ring could never fit: not worth a retry */
+	if (vnic_unlikely(q->owner == from || count > q->size))
+		goto err_parameter;
+	src = vnic_hv_dma_translate(hv, ioba, (uint64_t)count * sizeof(*src));
+	if (vnic_unlikely(!src))
+		goto err_parameter;
+	for (i = 0; i < count; i++)
+		if (vnic_unlikely(!(src[i].first & VNIC_SUBCRQ_VALID)))
+			goto err_parameter;
+	/* all or nothing: every slot must be free before the first is written */
+	for (i = 0; i < count; i++) {
+		if (slot_busy(q, q->prod + i)) {
+			ctr_add(&q->full, 1);
+			slot_put(slot);
+			return VNIC_H_BUSY;
+		}
+	}
+	mask = q->size - 1;
+	for (i = 0; i < count; i++)
+		entry_publish(&q->ring[(q->prod + i) & mask], &src[i], src[i].first);
+	q->prod = (q->prod + count) & mask;
+	ctr_add(&slot->sends_indirect, 1);
+	ctr_add(&slot->indirect_entries, count);
+	raise_irq(hv, q);
+	slot_put(slot);
+	return VNIC_H_SUCCESS;
+
+err_parameter:
+	slot_put(slot);
+	return send_fail(hv, VNIC_H_PARAMETER);
+}
+
+/* --- consumer helpers (the owner's thread) ------------------------------------------ */
+
+const union vnic_subcrq_entry *vnic_subcrq_peek(struct vnic_subcrq *q)
+{
+	union vnic_subcrq_entry *e = &q->ring[q->cur];
+
+	return ring_first_acquire(&e->first) & VNIC_SUBCRQ_VALID ? e : NULL;
+}
+
+void vnic_subcrq_consume(struct vnic_subcrq *q)
+{
+	ring_first_clear(&q->ring[q->cur].first);
+	q->cur = (q->cur + 1) & (q->size - 1);
+}
+
+bool vnic_subcrq_pending(struct vnic_subcrq *q)
+{
+	return ring_first_acquire(&q->ring[q->cur].first) & VNIC_SUBCRQ_VALID;
+}
