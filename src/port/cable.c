@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The in-process cable: setup, teardown and counters. The datapath is in
+ * cable_ring.c.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cable_int.h"
+
+static_assert(offsetof(struct cable_dir, tail) - offsetof(struct cable_dir, head) >= VNIC_CACHELINE,
+	      "producer and consumer indices must not share a cache line");
+
+static bool prob_ok(double p)
+{
+	return p >= 0.0 && p <= 1.0;	/* false for NaN too */
+}
+
+/* p scaled to 2^64; 0 means never and UINT64_MAX always (see roll()). */
+static uint64_t prob_threshold(double p)
+{
+	if (p <= 0.0)
+		return 0;
+	if (p >= 1.0)
+		return UINT64_MAX;
+	return (uint64_t)(p * 18446744073709551616.0);
+}
+
+static int check_cfg(struct vnic_cable_cfg *cfg)
+{
+	if (!cfg->mtu)
+		cfg->mtu = VNIC_CABLE_DEFAULT_MTU;
+	if (!cfg->slots)
+		cfg->slots = VNIC_CABLE_DEFAULT_SLOTS;
+	if (cfg->mtu < VNIC_CABLE_MIN_MTU || cfg->mtu > VNIC_CABLE_MAX_MTU)
+		return -EINVAL;
+	if (cfg->slots & (cfg->slots - 1) || cfg->slots > VNIC_CABLE_MAX_SLOTS)
+		return -EINVAL;
+	if (!prob_ok(cfg->loss) || !prob_ok(cfg->reorder) || !prob_ok(cfg->corrupt))
+		return -EINVAL;
+	return 0;
+}
+
+static int dir_init(struct vnic_cable *c, unsigned int i)
+{
+	struct cable_dir *d = &c->dir[i];
+	uint32_t n = c->cfg.slots;
+	int err;
+
+	d->slots = calloc(n, sizeof(*d->slots));
+	if (!d->slots)
+		return -ENOMEM;
+	/* No headroom: a slot holds exactly one frame of frame_size bytes. */
+	err = vnic_pkt_pool_init(&d->pool, n, c->end[0].wire.frame_size, 0);
+	if (err)
+		goto err_free_slots;
+	/* Every packet of the pool belongs to a slot for the cable's life. */
+	if (vnic_pkt_alloc_bulk(&d->pool, d->slots, n) != n) {
+		err = -ENOMEM;
+		goto err_fini_pool;
+	}
+	d->mask = n - 1;
+	d->cfg = &c->cfg;
+	d->timed = c->cfg.rate_bps || c->cfg.delay_ns;
+	d->loss_thr = prob_threshold(c->cfg.loss);
+	d->reorder_thr = prob_threshold(c->cfg.reorder);
+	d->corrupt_thr = prob_threshold(c->cfg.corrupt);
+	/* Each direction draws its own stream, so one side's traffic does not
+	 * change the fate of the other's frames. */
+	d->p.rng = c->cfg.seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+	d->rx_wire = &c->end[1 - i].wire;
+	return 0;
+
+err_fini_pool:
+	vnic_pkt_pool_fini(&d->pool);
+err_free_slots:
+	free(d->slots);
+	d->slots = NULL;
+	return err;
+}
+
+static void dir_fini(struct cable_dir *d)
+{
+	vnic_pkt_pool_fini(&d->pool);
+	free(d->slots);
+}
+
+int vnic_cable_create(struct vnic_cable **cp, const struct vnic_cable_cfg *cfg)
+{
+	struct vnic_cable *c;
+	unsigned int i;
+	int err;
+
+	*cp = NULL;
+	c = aligned_alloc(VNIC_CACHELINE, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	memset(c, 0, sizeof(*c));
+	if (cfg)
+		c->cfg = *cfg;
+	err = check_cfg(&c->cfg);
+	if (err)
+		goto err_free;
+
+	for (i = 0; i < 2; i++) {
+		struct cable_end *e = &c->end[i];
+
+		e->wire.ops = &vnic_cable_wire_ops;
+		e->wire.priv = c;
+		e->wire.mtu = c->cfg.mtu;
+		e->wire.frame_size = c->cfg.mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
+		e->tx = &c->dir[i];
+		e->rx = &c->dir[1 - i];
+	}
+	err = dir_init(c, 0);
+	if (err)
+		goto err_free;
+	err = dir_init(c, 1);
+	if (err)
+		goto err_fini_dir0;
+	*cp = c;
+	return 0;
+
+err_fini_dir0:
+	dir_fini(&c->dir[0]);
+err_free:
+	free(c);
+	return err;
+}
+
+void vnic_cable_destroy(struct vnic_cable *c)
+{
+	if (!c)
+		return;
+	dir_fini(&c->dir[0]);
+	dir_fini(&c->dir[1]);
+	free(c);
+}
+
+struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end)
+{
+	return end < 2 ? &c->end[end].wire : NULL;
+}
+
+const struct vnic_cable_cfg *vnic_cable_config(const struct vnic_cable *c)
+{
+	return &c->cfg;
+}
+
+static uint64_t rd(const _Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st)
+{
+	const struct cable_dir *d;
+
+	memset(st, 0, sizeof(*st));
+	if (dir > 1)
+		return;
+	d = &c->dir[dir];
+	st->tx_frames = rd(&d->p.tx_frames);
+	st->tx_bytes = rd(&d->p.tx_bytes);
+	st->rx_frames = rd(&d->c.rx_frames);
+	st->drop_mtu = rd(&d->p.drop_mtu);
+	st->drop_loss = rd(&d->p.drop_loss);
+	st->reordered = rd(&d->p.reordered);
+	st->corrupted = rd(&d->p.corrupted);
+	st->tx_full = rd(&d->p.tx_full);
+	st->notifies = rd(&d->p.notifies);
+}

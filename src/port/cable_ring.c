@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The cable's datapath: one SPSC ring of frame slots per direction (layout in
+ * cable_int.h). Per frame there is no allocation, lock or syscall; per commit
+ * one clock read (only when a rate or delay is configured), one release store
+ * and one full fence for the notification; per peek one acquire load (and one
+ * clock read when timed).
+ *
+ * Timing: a frame is ready at
+ *	ready = max(line free, commit time) + line time(len) + delay
+ * where line time is (max(len, 60) + 24) * 8 / rate seconds, the 24 bytes
+ * being preamble, start delimiter, FCS and inter-frame gap that our frames do
+ * not carry. Frames queue behind each other on the line, so ready times never
+ * decrease along the ring and the consumer stops at the first frame not yet
+ * ready. Without rate and delay every frame is ready at once (stamp 0).
+ */
+
+#include "cable_int.h"
+
+static struct cable_end *to_end(struct vnic_wire *w)
+{
+	return vnic_container_of(w, struct cable_end, wire);
+}
+
+/* ---- the indices: every cross-thread ordering of the cable is here ------ */
+
+/* Producer: make slots below head (their packets and pointers) visible
+ * before the consumer can see head move. */
+static void publish_head(struct cable_dir *d, uint32_t head)
+{
+	atomic_store_explicit(&d->head, head, memory_order_release);
+}
+
+/* Consumer: frames below the returned head are fully written. */
+static uint32_t load_head(struct cable_dir *d)
+{
+	return atomic_load_explicit(&d->head, memory_order_acquire);
+}
+
+/* Consumer: our reads of the released slots happen before the producer
+ * reuses them. */
+static void publish_tail(struct cable_dir *d, uint32_t tail)
+{
+	atomic_store_explicit(&d->tail, tail, memory_order_release);
+}
+
+/* Producer: slots below the returned tail may be overwritten. */
+static uint32_t load_tail(struct cable_dir *d)
+{
+	return atomic_load_explicit(&d->tail, memory_order_acquire);
+}
+
+/*
+ * The notification is a store-buffering pair: the producer stores head then
+ * loads armed; the consumer stores armed then loads head. The full fence on
+ * each side (arm_irq, should_notify) guarantees at least one of them sees
+ * the other's store, so a frame committed while the receiver re-arms either
+ * gets a notification or is found by the receiver's pending() check.
+ */
+static void arm_irq(struct cable_dir *d)
+{
+	atomic_store_explicit(&d->armed, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static bool should_notify(struct cable_dir *d)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&d->armed, memory_order_relaxed))
+		return false;
+	/* The exchange makes exactly one commit take the notification. */
+	return atomic_exchange_explicit(&d->armed, 0, memory_order_relaxed);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* Single-writer counters: a plain add, atomic only so readers may look. */
+static void stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Draws only for enabled effects: a cable without them costs no draws, and
+ * one seed with one configuration always gives the same fates. */
+static bool roll(struct cable_dir *d, uint64_t thr)
+{
+	if (!thr)
+		return false;
+	if (thr == UINT64_MAX)
+		return true;
+	return rng_next(&d->p.rng) < thr;
+}
+
+static struct vnic_pkt **slot(struct cable_dir *d, uint32_t i)
+{
+	return &d->slots[i & d->mask];
+}
+
+static void swap_slots(struct cable_dir *d, uint32_t a, uint32_t b)
+{
+	struct vnic_pkt *t = *slot(d, a);
+
+	*slot(d, a) = *slot(d, b);
+	*slot(d, b) = t;
+}
+
+/* L2 header length of a frame: Ethernet plus at most the one tag a slot
+ * has room for. */
+static uint32_t l2_len(const struct vnic_pkt *pkt)
+{
+	uint16_t type = (uint16_t)(pkt->data[12] << 8 | pkt->data[13]);
+
+	if (type == VNIC_ETH_P_8021Q || type == VNIC_ETH_P_8021AD)
+		return VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
+	return VNIC_ETH_HLEN;
+}
+
+/* The device wrote this frame; check it still lies inside its slot. */
+static bool frame_ok(const struct cable_dir *d, const struct vnic_pkt *pkt)
+{
+	uint64_t off = (uint64_t)(pkt->data - pkt->head);
+
+	if (pkt->data < pkt->head || off + pkt->len > pkt->buf_size)
+		return false;
+	if (pkt->len < VNIC_ETH_HLEN)
+		return false;
+	return pkt->len <= d->cfg->mtu + l2_len(pkt);
+}
+
+static void corrupt(struct cable_dir *d, struct vnic_pkt *pkt)
+{
+	uint32_t l2 = l2_len(pkt);
+	uint64_t bit;
+
+	if (pkt->len <= l2)
+		return;
+	bit = l2 * 8ull + rng_next(&d->p.rng) % ((uint64_t)(pkt->len - l2) * 8);
+	pkt->data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	stat_add(&d->p.corrupted, 1);
+}
+
+/* Puts a frame on the line: stamps when its last bit arrives. */
+static void stamp(struct cable_dir *d, struct vnic_pkt *pkt, uint64_t now)
+{
+	const struct vnic_cable_cfg *cfg = d->cfg;
+	uint64_t t = now;
+
+	if (cfg->rate_bps) {
+		uint64_t bytes =
+			(pkt->len < VNIC_CABLE_MIN_FRAME ? VNIC_CABLE_MIN_FRAME : pkt->len) +
+			VNIC_CABLE_LINE_OVERHEAD;
+		uint64_t num = bytes * 8 * 1000000000ull + d->p.line_rem;
+
+		if (d->p.link_free_ns > t)
+			t = d->p.link_free_ns;
+		t += num / cfg->rate_bps;
+		d->p.line_rem = num % cfg->rate_bps;
+		d->p.link_free_ns = t;
+	}
+	pkt->tstamp_ns = d->timed ? t + cfg->delay_ns : 0;
+}
+
+/* ---- producer ----------------------------------------------------------- */
+
+static unsigned int cable_tx_reserve(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n)
+{
+	struct cable_dir *d = to_end(w)->tx;
+	uint32_t size = d->mask + 1, base = d->p.head + d->p.held;
+	uint32_t avail = size - (base - d->p.tail_cache);
+	unsigned int i;
+
+	if (avail < n) {
+		d->p.tail_cache = load_tail(d);
+		avail = size - (base - d->p.tail_cache);
+	}
+	if (avail < n) {
+		stat_add(&d->p.tx_full, 1);
+		n = avail;
+	}
+	for (i = 0; i < n; i++) {
+		out[i] = *slot(d, base + i);
+		vnic_pkt_reset(out[i]);
+	}
+	d->p.reserved = n;
+	return n;
+}
+
+/*
+ * Commits the first n reserved slots in order. The ring's own record of
+ * which packet is in which slot is used; out[] only says how many.
+ */
+static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n,
+			    unsigned int reserved)
+{
+	struct cable_dir *d = to_end(w)->tx;
+	uint32_t pos = d->p.head, base = d->p.head + d->p.held, i;
+	uint64_t now = d->timed ? vnic_now_ns() : 0, bytes = 0;
+	uint32_t held = d->p.held;
+
+	(void)out;
+	(void)reserved;
+	if (n > d->p.reserved)
+		n = d->p.reserved;
+	d->p.reserved = 0;
+
+	/* Invariant: slot pos holds the held frame (if any), then only dropped
+	 * frames up to base + i. */
+	for (i = 0; i < n; i++) {
+		uint32_t idx = base + i;
+		struct vnic_pkt *pkt = *slot(d, idx);
+
+		if (vnic_unlikely(!frame_ok(d, pkt))) {
+			stat_add(&d->p.drop_mtu, 1);
+			continue;
+		}
+		if (roll(d, d->loss_thr)) {
+			stat_add(&d->p.drop_loss, 1);
+			continue;
+		}
+		if (roll(d, d->corrupt_thr))
+			corrupt(d, pkt);
+		bytes += pkt->len;
+		if (held) {
+			/* This frame goes first, the held one right behind it. */
+			swap_slots(d, pos, idx);
+			swap_slots(d, pos + 1, idx);
+			stamp(d, *slot(d, pos), now);
+			stamp(d, *slot(d, pos + 1), now);
+			pos += 2;
+			held = 0;
+			continue;
+		}
+		swap_slots(d, pos, idx);
+		if (roll(d, d->reorder_thr)) {
+			stat_add(&d->p.reordered, 1);
+			held = 1;
+			continue;
+		}
+		stamp(d, pkt, now);
+		pos++;
+	}
+
+	d->p.held = held;
+	if (pos == d->p.head)
+		return;
+	/* A frame held back is counted when it finally goes. */
+	stat_add(&d->p.tx_frames, pos - d->p.head);
+	stat_add(&d->p.tx_bytes, bytes);
+	d->p.head = pos;
+	publish_head(d, pos);
+	if (should_notify(d)) {
+		stat_add(&d->p.notifies, 1);
+		if (d->rx_wire->notify)
+			d->rx_wire->notify(d->rx_wire->notify_ctx);
+	}
+}
+
+/* ---- consumer ----------------------------------------------------------- */
+
+static unsigned int cable_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, unsigned int n)
+{
+	struct cable_dir *d = to_end(w)->rx;
+	uint32_t tail = atomic_load_explicit(&d->tail, memory_order_relaxed);
+	uint32_t head = load_head(d);
+	uint64_t now = 0;
+	unsigned int i;
+
+	d->c.seen = head;
+	if (n > head - tail)
+		n = head - tail;
+	if (d->timed && n)
+		now = vnic_now_ns();
+	for (i = 0; i < n; i++) {
+		struct vnic_pkt *pkt = *slot(d, tail + i);
+
+		if (pkt->tstamp_ns > now)
+			break;
+		frames[i] = pkt;
+	}
+	d->c.peeked = i;
+	return i;
+}
+
+static void cable_rx_release(struct vnic_wire *w, unsigned int n)
+{
+	struct cable_dir *d = to_end(w)->rx;
+	uint32_t tail = atomic_load_explicit(&d->tail, memory_order_relaxed);
+
+	if (n > d->c.peeked)
+		n = d->c.peeked;
+	if (!n)
+		return;
+	d->c.peeked -= n;
+	stat_add(&d->c.rx_frames, n);
+	publish_tail(d, tail + n);
+}
+
+/* A value <= vnic_now_ns() means a frame is ready now. */
+static uint64_t cable_rx_next_ns(struct vnic_wire *w)
+{
+	struct cable_dir *d = to_end(w)->rx;
+	uint32_t tail = atomic_load_explicit(&d->tail, memory_order_relaxed);
+	uint32_t head = load_head(d);
+	uint64_t t;
+
+	d->c.seen = head;
+	if (head == tail)
+		return 0;
+	t = (*slot(d, tail))->tstamp_ns;
+	return t ? t : 1;
+}
+
+static void cable_irq_enable(void *ctx)
+{
+	arm_irq(to_end(ctx)->rx);
+}
+
+static void cable_irq_disable(void *ctx)
+{
+	atomic_store_explicit(&to_end(ctx)->rx->armed, 0, memory_order_relaxed);
+}
+
+static bool cable_irq_pending(void *ctx)
+{
+	struct cable_dir *d = to_end(ctx)->rx;
+	uint32_t tail = atomic_load_explicit(&d->tail, memory_order_relaxed);
+	uint32_t head = load_head(d);
+
+	if (head == tail)
+		return false;
+	/* Unseen frames need a look, ready or not: they may need a timer. */
+	if (!d->timed || head != d->c.seen)
+		return true;
+	return (*slot(d, tail))->tstamp_ns <= vnic_now_ns();
+}
+
+static const struct vnic_irq_ops cable_irq_ops = {
+	.enable = cable_irq_enable,
+	.disable = cable_irq_disable,
+	.pending = cable_irq_pending,
+};
+
+const struct vnic_wire_ops vnic_cable_wire_ops = {
+	.tx_reserve = cable_tx_reserve,
+	.tx_commit = cable_tx_commit,
+	.rx_peek = cable_rx_peek,
+	.rx_release = cable_rx_release,
+	.rx_next_ns = cable_rx_next_ns,
+	.rx_irq = &cable_irq_ops,
+};

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A loopback netdev for the workload tests: two struct vnic_netdev joined
+ * back to back. xmit puts the packet on the peer's inbound ring (made
+ * visible at the doorbell: a call without xmit_more, or a refusal), calls
+ * tx_done at once (or holds it until the test releases it), and the peer's
+ * rx poller hands what arrived to its host's rx callback, through GRO if
+ * asked. A superpacket the peer cannot take is segmented here with
+ * vnic_gso_segment; a PARTIAL checksum can be resolved here so that the
+ * receiver verifies it in software. Loss, reordering and corruption are
+ * seeded. Single-threaded: both cpus run in manual mode on the test thread.
+ */
+#ifndef VNIC_TEST_LOOPNET_H
+#define VNIC_TEST_LOOPNET_H
+
+#include "core/core.h"
+#include "work/work.h"
+
+enum { LOOPNET_MAX_RING = 4096, LOOPNET_MAX_HELD = 8192 };
+
+/* How a loopnet transmits (to its peer) and receives. */
+struct loopnet_cfg {
+	uint32_t features;	/* offered to the host (VNIC_NETIF_F_*) */
+	uint32_t mtu;		/* 0: 1500 */
+	bool peer_gso;		/* the peer's host gets superpackets as they are */
+	bool resolve_csum;	/* PARTIAL resolved here: the receiver sees NONE */
+	bool gro;		/* deliver through vnic_deliver (GRO, list) */
+	bool hold_tx_done;	/* completions wait for loopnet_release_tx_done */
+	unsigned int ring;	/* inbound ring of the peer: 0 = 1024 */
+	double drop, reorder, corrupt;
+	uint64_t seed;
+};
+
+struct loopnet_stats {
+	uint64_t xmits, busy, doorbells, dropped, reordered, corrupted, segmented, delivered;
+};
+
+struct loopnet_held {
+	uint32_t cookie, bytes;
+};
+
+struct loopnet {
+	struct vnic_netdev dev;
+	struct loopnet *peer;
+	struct loopnet_cfg cfg;
+	struct vnic_cpu *cpu;
+	uint64_t rng;
+	bool stopped;			/* our tx queue */
+	/* inbound: frames from the peer */
+	struct vnic_pkt *ring[LOOPNET_MAX_RING];
+	unsigned int cap;
+	uint32_t head, pend, tail;	/* visible [tail, head), written [head, pend) */
+	struct vnic_poller rx_poller;
+	struct vnic_deliver deliver;
+	struct vnic_pkt_pool seg_pool;	/* our segments */
+	struct vnic_pkt_pool agg_pool;	/* GRO aggregates we deliver */
+	struct loopnet_held held[LOOPNET_MAX_HELD];
+	unsigned int nheld;
+	uint64_t held_bytes;
+	struct loopnet_stats st;
+};
+
+/* Everything a workload test needs: two cpus, two loopnets, two host pools. */
+struct testbed {
+	struct vnic_cpu cpu[2];
+	struct vnic_cpu *cpus[2];
+	struct loopnet *ln[2];
+	struct vnic_pkt_pool pool[2];
+};
+
+/* pool_buf 0 = big enough for 64 KiB superpackets. */
+void testbed_init(struct testbed *tb, const struct loopnet_cfg *a, const struct loopnet_cfg *b,
+		  uint32_t pool_count, uint32_t pool_buf);
+void testbed_fini(struct testbed *tb);
+/* Steps both cpus until done(ctx); fails the test after timeout_s seconds. */
+void testbed_run(struct testbed *tb, bool (*done)(void *ctx), void *ctx, unsigned int timeout_s);
+/* Steps both cpus until nothing is scheduled (timers may still be pending). */
+void testbed_idle(struct testbed *tb);
+/* Completes up to n held packets (all if n is 0); returns how many. */
+unsigned int loopnet_release_tx_done(struct loopnet *l, unsigned int n);
+
+#endif

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stream over the loopback netdev, both cpus stepped by hand: every byte of
+ * every flow delivered in order and checked, with and without TSO and GRO,
+ * through loss and reordering, and never more than the TSQ budget between
+ * xmit and tx_done.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "loopnet.h"
+
+struct st_run {
+	struct vnic_stream *st;
+	unsigned int flows;
+	uint64_t target;	/* per flow */
+};
+
+static bool all_delivered(void *ctx)
+{
+	struct st_run *r = ctx;
+	unsigned int i;
+
+	for (i = 0; i < r->flows; i++)
+		if (vnic_stream_flow_bytes(r->st, i) < r->target)
+			return false;
+	return true;
+}
+
+static bool quiesced(void *ctx)
+{
+	return vnic_stream_quiesced(((struct st_run *)ctx)->st);
+}
+
+static void setup(struct testbed *tb, struct st_run *r, const struct loopnet_cfg *a,
+		  const struct loopnet_cfg *b, const struct vnic_stream_opts *o, bool big)
+{
+	struct vnic_stream_opts oo = *o;
+
+	/* A clean path must not depend on how fast this machine is: there, a
+	 * timer long enough never to fire; loss tests set a short one. */
+	if (!oo.tcp.rto_ns)
+		oo.tcp.rto_ns = 10000000000ull;
+	memset(r, 0, sizeof(*r));
+	r->flows = o->flows ? o->flows : 1;
+	r->target = o->bytes;
+	testbed_init(tb, a, b, big ? 512 : 4096, big ? 0 : 2048);
+	assert_int_equal(vnic_stream_create(&r->st, &tb->ln[0]->dev, &tb->pool[0], &tb->ln[1]->dev,
+					    &tb->pool[1], &oo),
+			 0);
+}
+
+/* Stops, waits for quiescence and checks what holds on any path. */
+static void finish(struct testbed *tb, struct st_run *r, struct vnic_work_results *res)
+{
+	unsigned int i;
+
+	vnic_stream_stop(r->st);
+	testbed_run(tb, quiesced, r, 120);
+	testbed_idle(tb);
+	vnic_stream_results(r->st, res);
+	for (i = 0; i < r->flows; i++)
+		if (r->target)
+			assert_int_equal(vnic_stream_flow_bytes(r->st, i), r->target);
+	assert_int_equal(res->err.bad_hdr, 0);
+	assert_int_equal(res->err.no_conn, 0);
+	assert_int_equal(res->err.rx_overflow, 0);
+	assert_int_equal(res->transactions, 0);
+	assert_int_equal(tb->pool[0].nfree, tb->pool[0].count);
+	assert_int_equal(tb->pool[1].nfree, tb->pool[1].count);
+	vnic_stream_destroy(r->st);
+	testbed_fini(tb);
+}
+
+static void run_stream(const struct loopnet_cfg *a, const struct loopnet_cfg *b,
+		       const struct vnic_stream_opts *o, bool big, struct vnic_work_results *res)
+{
+	struct testbed tb;
+	struct st_run r;
+
+	setup(&tb, &r, a, b, o, big);
+	vnic_stream_start(r.st);
+	testbed_run(&tb, all_delivered, &r, 120);
+	finish(&tb, &r, res);
+	assert_int_equal(res->bytes, r.flows * r.target);
+}
+
+static void assert_clean(const struct vnic_work_results *res)
+{
+	assert_int_equal(res->err.payload, 0);
+	assert_int_equal(res->err.bad_csum, 0);
+	assert_int_equal(res->err.dup, 0);
+	assert_int_equal(res->err.ooo, 0);
+	assert_int_equal(res->err.retransmits, 0);
+	assert_int_equal(res->err.timeouts, 0);
+}
+
+static void test_stream_one_flow(void **state)
+{
+	struct vnic_stream_opts o = { .flows = 1, .bytes = 4 << 20 };
+	struct vnic_work_results res;
+
+	(void)state;
+	run_stream(NULL, NULL, &o, false, &res);
+	assert_clean(&res);
+	assert_int_equal(res.tx_segs, res.tx_pkts);
+	/* Data in MSS frames, and ACKs far fewer than data frames. */
+	assert_true(res.tx_pkts >= (4u << 20) / 1460);
+	assert_true(res.tx_pkts < (4u << 20) / 1460 * 2);
+}
+
+static void test_stream_four_flows_tso(void **state)
+{
+	/* Superpackets handed to the peer whole, as a veth with GRO would. */
+	struct loopnet_cfg c = { .features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4,
+				 .peer_gso = true };
+	struct vnic_stream_opts o = { .flows = 4, .bytes = 8 << 20 };
+	struct vnic_work_results res;
+
+	(void)state;
+	run_stream(&c, &c, &o, true, &res);
+	assert_clean(&res);
+	assert_true(res.tx_segs > 20 * res.tx_pkts / 2);	/* mostly 64 KiB */
+	assert_true(res.rx_segs > res.rx_pkts);
+}
+
+static void test_stream_four_flows_segmented_gro(void **state)
+{
+	/* TSO segmented by the "NIC", checksums resolved, GRO at the receiver. */
+	struct loopnet_cfg c = { .features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4 |
+					     VNIC_NETIF_F_TSO6,
+				 .resolve_csum = true,
+				 .gro = true };
+	struct vnic_stream_opts o = { .flows = 4, .bytes = 4 << 20 };
+	struct vnic_work_results res;
+	struct loopnet_cfg plain = { .features = VNIC_NETIF_F_CSUM, .gro = true };
+
+	(void)state;
+	run_stream(&c, &plain, &o, true, &res);
+	assert_clean(&res);
+	assert_true(res.tx_segs > res.tx_pkts);
+	assert_true(res.rx_segs > res.rx_pkts);
+	o.tcp.ipv6 = true;
+	run_stream(&c, &plain, &o, true, &res);
+	assert_clean(&res);
+	assert_true(res.rx_segs > res.rx_pkts);
+}
+
+static void test_stream_loss_reorder(void **state)
+{
+	struct loopnet_cfg c = { .drop = 0.05, .reorder = 0.05, .seed = 11 };
+	struct vnic_stream_opts o = { .flows = 2, .bytes = 1 << 20 };
+	struct vnic_work_results res;
+
+	(void)state;
+	o.tcp.rto_ns = 1000000;
+	o.tcp.window = 64 << 10;
+	run_stream(&c, &c, &o, false, &res);
+	assert_int_equal(res.err.payload, 0);
+	assert_int_equal(res.err.bad_csum, 0);
+	assert_true(res.err.retransmits > 0);
+	assert_true(res.err.lost > 0);
+	assert_true(res.err.ooo > 0);
+}
+
+static void test_stream_until_stopped(void **state)
+{
+	/* No byte count: runs until stopped, then everything sent arrives. */
+	struct vnic_stream_opts o = { .flows = 3 };
+	struct vnic_work_results res;
+	struct testbed tb;
+	struct st_run r;
+	uint64_t sum = 0;
+	unsigned int i;
+
+	(void)state;
+	setup(&tb, &r, NULL, NULL, &o, false);
+	r.target = 1 << 20;
+	vnic_stream_start(r.st);
+	testbed_run(&tb, all_delivered, &r, 120);
+	r.target = 0;
+	vnic_stream_stop(r.st);
+	testbed_run(&tb, quiesced, &r, 120);
+	vnic_stream_results(r.st, &res);
+	for (i = 0; i < r.flows; i++)
+		sum += vnic_stream_flow_bytes(r.st, i);
+	assert_int_equal(res.bytes, sum);
+	assert_true(sum >= 3u << 20);
+	assert_clean(&res);
+	finish(&tb, &r, &res);
+}
+
+/* The flow must never have more than the budget between xmit and tx_done. */
+static void tsq_case(bool tso, uint32_t budget)
+{
+	struct loopnet_cfg a = { .hold_tx_done = true };
+	struct vnic_stream_opts o = { .flows = 1, .bytes = 2 << 20 };
+	struct vnic_work_results res;
+	unsigned int rounds = 0;
+	struct testbed tb;
+	struct st_run r;
+	/* One packet may always be out, whatever the budget. */
+	uint32_t limit = budget < 1514 ? 1514 : budget;
+
+	if (tso) {
+		a.features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4;
+		a.peer_gso = true;
+	}
+	o.tcp.tsq_bytes = budget;
+	setup(&tb, &r, &a, NULL, &o, tso);
+	vnic_stream_start(r.st);
+	while (vnic_stream_flow_bytes(r.st, 0) < o.bytes) {
+		uint64_t unsent;
+
+		testbed_idle(&tb);
+		assert_true(tb.ln[0]->held_bytes <= limit);
+		/* While there is more to send than the budget, the flow filled
+		 * it and stopped: TSQ, not the window, held it back. */
+		unsent = o.bytes - vnic_stream_flow_bytes(r.st, 0);
+		if (unsent > budget)
+			assert_true(tb.ln[0]->held_bytes > budget / 2);
+		loopnet_release_tx_done(tb.ln[0], 0);
+		assert_true(++rounds < 100000);
+	}
+	loopnet_release_tx_done(tb.ln[0], 0);
+	vnic_stream_results(r.st, &res);
+	assert_true(res.tsq_throttled > 0);
+	assert_true(res.tsq_max <= limit);
+	assert_true(rounds > o.bytes / budget / 2);
+	finish(&tb, &r, &res);
+	assert_clean(&res);
+}
+
+static void test_stream_tsq(void **state)
+{
+	(void)state;
+	tsq_case(false, 32 << 10);
+	tsq_case(true, 160 << 10);
+	/* A budget below one packet still lets one packet go at a time. */
+	tsq_case(false, 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stream_one_flow),
+		cmocka_unit_test(test_stream_four_flows_tso),
+		cmocka_unit_test(test_stream_four_flows_segmented_gro),
+		cmocka_unit_test(test_stream_loss_reorder),
+		cmocka_unit_test(test_stream_until_stopped),
+		cmocka_unit_test(test_stream_tsq),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
