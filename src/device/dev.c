@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device object: configuration, creation, teardown and counters. The
+ * control path is in ctl.c, the engines in tx.c and rx.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/dev_int.h"
+
+void vnic_dev_config_default(struct vnic_dev_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_tx_queues = VNIC_DEV_DEFAULT_QUEUES;
+	cfg->max_rx_queues = VNIC_DEV_DEFAULT_QUEUES;
+	cfg->min_tx_entries = VNIC_DEV_DEFAULT_MIN_ENTRIES;
+	cfg->max_tx_entries = VNIC_DEV_DEFAULT_MAX_ENTRIES;
+	cfg->min_rx_add_entries = VNIC_DEV_DEFAULT_MIN_ENTRIES;
+	cfg->max_rx_add_entries = VNIC_DEV_DEFAULT_MAX_ENTRIES;
+	cfg->min_mtu = VNIC_DEV_MIN_MTU;
+	cfg->max_mtu = VNIC_DEV_DEFAULT_MAX_MTU;
+	cfg->max_ind_descs = 0;
+	cfg->csum_ipv4 = true;
+	cfg->csum_ipv6 = true;
+	cfg->lso_ipv4 = true;
+	cfg->lso_ipv6 = true;
+	cfg->min_lso_mss = VNIC_DEV_DEFAULT_LSO_MSS;
+	cfg->hdr_mask = VNIC_DEV_HDRS_CAUTIOUS;
+	cfg->drop_missing_hdrs = false;
+	cfg->rx_buf_size = 0;
+}
+
+/* Checks cfg against the protocol and the wire, and fills what depends on them. */
+static int config_check(struct vnic_dev_config *cfg, const struct vnic_hv *hv,
+			const struct vnic_wire *wire)
+{
+	uint32_t hv_ind = vnic_hv_max_ind_descs(hv);
+	uint32_t wire_mtu = wire->mtu;
+
+	if (cfg->max_tx_queues < 1 || cfg->max_tx_queues > VNIC_MAX_QUEUES ||
+	    cfg->max_rx_queues < 1 || cfg->max_rx_queues > VNIC_MAX_QUEUES)
+		return -EINVAL;
+	if (cfg->min_tx_entries < 1 || cfg->min_tx_entries > cfg->max_tx_entries ||
+	    cfg->max_tx_entries > VNIC_MAX_SUBCRQ_ENTRIES)
+		return -EINVAL;
+	if (cfg->min_rx_add_entries < 1 || cfg->min_rx_add_entries > cfg->max_rx_add_entries ||
+	    cfg->max_rx_add_entries > VNIC_MAX_SUBCRQ_ENTRIES)
+		return -EINVAL;
+	/* A wire slot holds mtu + Ethernet + one tag; never negotiate past it. */
+	if (wire->frame_size < VNIC_ETH_HLEN + VNIC_VLAN_HLEN)
+		return -EINVAL;
+	if (wire_mtu > wire->frame_size - VNIC_ETH_HLEN - VNIC_VLAN_HLEN)
+		wire_mtu = wire->frame_size - VNIC_ETH_HLEN - VNIC_VLAN_HLEN;
+	if (cfg->max_mtu > wire_mtu)
+		cfg->max_mtu = wire_mtu;
+	if (cfg->min_mtu < VNIC_DEV_MIN_MTU || cfg->min_mtu > cfg->max_mtu ||
+	    cfg->max_mtu > VNIC_PKT_MAX_LEN)
+		return -EINVAL;
+	if (!cfg->max_ind_descs || cfg->max_ind_descs > hv_ind)
+		cfg->max_ind_descs = hv_ind;
+	if (cfg->min_lso_mss < VNIC_DEV_MIN_LSO_MSS || cfg->min_lso_mss > 0xffff)
+		return -EINVAL;
+	if (cfg->hdr_mask != VNIC_DEV_HDRS_CAUTIOUS && cfg->hdr_mask != VNIC_DEV_HDRS_EXACT)
+		return -EINVAL;
+	if (cfg->rx_buf_size > VNIC_RX_ADD_MAX_LEN)
+		return -EINVAL;
+	return 0;
+}
+
+static uint64_t desc_req_of(const struct vnic_dev_config *cfg)
+{
+	uint8_t hdrs = VNIC_DESC_REQ_HDRS | VNIC_DESC_REQ_L3;
+
+	if (cfg->hdr_mask == VNIC_DEV_HDRS_EXACT)
+		return vnic_desc_req_make(0, 0, hdrs);
+	return vnic_desc_req_make(0, hdrs, hdrs);
+}
+
+static int add_napis(struct vnic_dev *dev)
+{
+	unsigned int i;
+	int err;
+
+	err = vnic_napi_init(&dev->ctl_napi, dev->cpu, "dev-ctl", vnic_dev_ctl_poll,
+			     &vnic_dev_ctl_irq_ops, dev, 0);
+	if (err)
+		return err;
+	err = vnic_napi_init(&dev->rx_napi, dev->cpu, "dev-rx", vnic_dev_rx_poll,
+			     &vnic_dev_rx_irq_ops, dev, 0);
+	if (err)
+		return err;
+	for (i = 0; i < dev->cfg.max_tx_queues; i++) {
+		struct dev_txq *txq = &dev->txq[i];
+
+		err = vnic_napi_init(&txq->napi, dev->cpu, "dev-tx", vnic_dev_tx_poll,
+				     &vnic_dev_tx_irq_ops, txq, 0);
+		if (err)
+			return err;
+		txq->dev = dev;
+		txq->idx = i;
+	}
+	return 0;
+}
+
+int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire *wire,
+		    struct vnic_cpu *cpu, const struct vnic_dev_config *cfg)
+{
+	struct vnic_dev *dev;
+	size_t sz;
+	int err;
+
+	if (!out || !hv || !wire || !wire->ops || !cpu)
+		return -EINVAL;
+	*out = NULL;
+	if (cpu->thread)
+		return -EBUSY;
+	/* ctl + rx + one per tx queue: fail before touching the cpu */
+	if (cpu->npollers + 2 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) >
+	    VNIC_CPU_MAX_POLLERS)
+		return -ENOSPC;
+
+	dev = aligned_alloc(VNIC_CACHELINE, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	memset(dev, 0, sizeof(*dev));
+	if (cfg)
+		dev->cfg = *cfg;
+	else
+		vnic_dev_config_default(&dev->cfg);
+	err = config_check(&dev->cfg, hv, wire);
+	if (err)
+		goto err_free_dev;
+	dev->hv = hv;
+	dev->wire = wire;
+	dev->cpu = cpu;
+	dev->desc_req = desc_req_of(&dev->cfg);
+
+	sz = dev->cfg.max_tx_queues * sizeof(*dev->txq);
+	dev->txq = aligned_alloc(VNIC_CACHELINE, sz);
+	if (!dev->txq) {
+		err = -ENOMEM;
+		goto err_free_dev;
+	}
+	memset(dev->txq, 0, sz);
+	sz = dev->cfg.max_rx_queues * sizeof(*dev->rxq);
+	dev->rxq = aligned_alloc(VNIC_CACHELINE, sz);
+	if (!dev->rxq) {
+		err = -ENOMEM;
+		goto err_free_txq;
+	}
+	memset(dev->rxq, 0, sz);
+
+	/* Requests start at the defaults a driver gets if it asks for nothing. */
+	vnic_dev_reset(dev);
+	dev->ctl_st.resets = 0;
+
+	err = add_napis(dev);
+	if (err)
+		goto err_free_rxq;
+
+	wire->notify_ctx = dev;
+	wire->notify = vnic_dev_rx_notify;
+	vnic_hv_crq_set_irq(hv, VNIC_HV_SERVER, vnic_dev_ctl_irq, dev);
+	/*
+	 * One first poll each: the control poller reads messages that came
+	 * before us, and both arm their interrupts when they complete.
+	 */
+	vnic_napi_schedule(&dev->ctl_napi);
+	vnic_napi_schedule(&dev->rx_napi);
+	*out = dev;
+	return 0;
+
+err_free_rxq:
+	free(dev->rxq);
+err_free_txq:
+	free(dev->txq);
+err_free_dev:
+	free(dev);
+	return err;
+}
+
+void vnic_dev_destroy(struct vnic_dev *dev)
+{
+	if (!dev)
+		return;
+	vnic_hv_crq_irq_enable(dev->hv, VNIC_HV_SERVER, false);
+	vnic_hv_crq_set_irq(dev->hv, VNIC_HV_SERVER, NULL, NULL);
+	if (dev->wire->ops->rx_irq)
+		dev->wire->ops->rx_irq->disable(dev->wire);
+	dev->wire->notify = NULL;
+	dev->wire->notify_ctx = NULL;
+	vnic_dev_reset(dev);
+	free(dev->rxq);
+	free(dev->txq);
+	free(dev);
+}
+
+/* --- counters ---------------------------------------------------------------- */
+
+/* clang-format off */
+static const char *const tx_drop_names[TX_DROP_MAX] = {
+	[TX_DROP_BAD_TYPE] = "bad_type",
+	[TX_DROP_BAD_N_SGE] = "bad_n_sge",
+	[TX_DROP_BAD_N_ELEM] = "bad_n_elem",
+	[TX_DROP_HDRS_INCOMPLETE] = "hdrs_incomplete",
+	[TX_DROP_BAD_HDR_DESC] = "bad_hdr_desc",
+	[TX_DROP_BAD_FLAGS] = "bad_flags",
+	[TX_DROP_UNSUPPORTED] = "unsupported",
+	[TX_DROP_BAD_MSS] = "bad_mss",
+	[TX_DROP_BAD_MAP_ID] = "bad_map_id",
+	[TX_DROP_BAD_IOBA] = "bad_ioba",
+	[TX_DROP_BAD_LEN] = "bad_len",
+	[TX_DROP_LEN_PAST_LTB] = "len_past_ltb",
+	[TX_DROP_BAD_HEADERS] = "bad_headers",
+	[TX_DROP_HDR_LEN_MISMATCH] = "hdr_len_mismatch",
+	[TX_DROP_MISSING_HDRS] = "missing_hdrs",
+	[TX_DROP_GSO_FAILED] = "gso_failed",
+	[TX_DROP_LINK_DOWN] = "link_down",
+};
+/* clang-format on */
+
+static const char *const rc_names[VNIC_RC_UNSUPPORTEDOPTION + 1] = {
+	[VNIC_RC_SUCCESS] = "success",
+	[VNIC_RC_PARTIALSUCCESS] = "partialsuccess",
+	[VNIC_RC_PERMISSION] = "permission",
+	[VNIC_RC_NOMEMORY] = "nomemory",
+	[VNIC_RC_PARAMETER] = "parameter",
+	[VNIC_RC_UNKNOWNCOMMAND] = "unknowncommand",
+	[VNIC_RC_ABORTED] = "aborted",
+	[VNIC_RC_INVALIDSTATE] = "invalidstate",
+	[VNIC_RC_INVALIDIOBA] = "invalidioba",
+	[VNIC_RC_INVALIDLENGTH] = "invalidlength",
+	[VNIC_RC_UNSUPPORTEDOPTION] = "unsupportedoption",
+};
+
+/* Appends counters to out[0..max) while counting all of them. */
+struct ctr_sink {
+	struct vnic_counter *out;
+	unsigned int max;
+	unsigned int n;
+};
+
+static void put(struct ctr_sink *s, uint64_t value, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void put(struct ctr_sink *s, uint64_t value, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->n < s->max) {
+		va_start(ap, fmt);
+		vsnprintf(s->out[s->n].name, sizeof(s->out[s->n].name), fmt, ap);
+		va_end(ap);
+		s->out[s->n].value = value;
+	}
+	s->n++;
+}
+
+static void txq_counters(struct ctr_sink *s, const struct dev_txq *txq)
+{
+	const struct dev_txq_stats *st = &txq->st;
+	unsigned int q = txq->idx, i;
+
+	put(s, st->packets, "tx%u_packets", q);
+	put(s, st->bytes, "tx%u_bytes", q);
+	put(s, st->lso_packets, "tx%u_lso_packets", q);
+	put(s, st->lso_segments, "tx%u_lso_segments", q);
+	put(s, st->csum_inserted, "tx%u_csum_inserted", q);
+	put(s, st->hdr_descs, "tx%u_hdr_descs", q);
+	put(s, st->csum_missing_hdrs, "tx%u_csum_missing_hdrs", q);
+	put(s, st->lso_missing_hdrs, "tx%u_lso_missing_hdrs", q);
+	put(s, st->orphan_hdr_descs, "tx%u_orphan_hdr_descs", q);
+	put(s, st->completions, "tx%u_completions", q);
+	put(s, st->comp_entries, "tx%u_comp_entries", q);
+	put(s, st->comp_busy, "tx%u_comp_busy", q);
+	put(s, st->comp_lost, "tx%u_comp_lost", q);
+	put(s, st->wire_full, "tx%u_wire_full", q);
+	put(s, st->hdrs_waits, "tx%u_hdrs_waits", q);
+	for (i = 0; i < TX_DROP_MAX; i++)
+		put(s, st->drops[i], "tx%u_drop_%s", q, tx_drop_names[i]);
+}
+
+static void rxq_counters(struct ctr_sink *s, const struct dev_rxq *rxq, unsigned int q)
+{
+	const struct dev_rxq_stats *st = &rxq->st;
+
+	put(s, st->frames, "rx%u_frames", q);
+	put(s, st->bytes, "rx%u_bytes", q);
+	put(s, st->ip_csum_good, "rx%u_ip_csum_good", q);
+	put(s, st->ip_csum_bad, "rx%u_ip_csum_bad", q);
+	put(s, st->csum_good, "rx%u_csum_good", q);
+	put(s, st->csum_bad, "rx%u_csum_bad", q);
+	put(s, st->bufs_posted, "rx%u_bufs_posted", q);
+	put(s, rxq->tail - rxq->head, "rx%u_bufs_avail", q);
+	put(s, st->bad_rx_add_map_id, "rx%u_bad_rx_add_map_id", q);
+	put(s, st->bad_rx_add_ioba, "rx%u_bad_rx_add_ioba", q);
+	put(s, st->bad_rx_add_len, "rx%u_bad_rx_add_len", q);
+	put(s, st->completions, "rx%u_completions", q);
+	put(s, st->comp_busy, "rx%u_comp_busy", q);
+	put(s, st->comp_lost, "rx%u_comp_lost", q);
+	put(s, st->drop_no_buffer, "rx%u_drop_no_buffer", q);
+	put(s, st->drop_too_big, "rx%u_drop_too_big", q);
+	put(s, st->drop_buf_fault, "rx%u_drop_buf_fault", q);
+}
+
+static uint64_t offload_bits(const struct dev_offloads *ol)
+{
+	/* bit i = byte 8 + i of struct vnic_ip_offload */
+	return (uint64_t)ol->tcp4 << 2 | (uint64_t)ol->tcp6 << 3 | (uint64_t)ol->udp4 << 4 |
+	       (uint64_t)ol->udp6 << 5 | (uint64_t)ol->lso4 << 6 | (uint64_t)ol->lso6 << 7 |
+	       (uint64_t)ol->bad_packet_rx << 10;
+}
+
+unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *out,
+			       unsigned int max)
+{
+	struct ctr_sink s = {.out = out, .max = out ? max : 0};
+	const struct dev_ctl_stats *c = &dev->ctl_st;
+	unsigned int i;
+
+	put(&s, dev->state, "state");
+	put(&s, dev->link_up, "link_up");
+	put(&s, dev->ntxq ? dev->req_tx_queues : 0, "neg_tx_queues");
+	put(&s, dev->nrxq ? dev->req_rx_queues : 0, "neg_rx_queues");
+	put(&s, dev->req_tx_entries, "neg_tx_entries");
+	put(&s, dev->req_rx_add_entries, "neg_rx_add_entries");
+	put(&s, dev->req_mtu, "neg_mtu");
+	put(&s, dev->req_ind_descs, "neg_ind_descs");
+	put(&s, dev->rx_buf_size, "neg_rx_buf_size");
+	put(&s, dev->desc_req, "neg_desc_req");
+	put(&s, offload_bits(&dev->ol), "neg_offloads");
+
+	put(&s, c->commands, "ctl_commands");
+	for (i = 0; i <= VNIC_RC_UNSUPPORTEDOPTION; i++)
+		put(&s, c->rc[i], "ctl_rc_%s", rc_names[i]);
+	put(&s, c->inits, "ctl_inits");
+	put(&s, c->xport_events, "ctl_xport_events");
+	put(&s, c->ignored, "ctl_ignored");
+	put(&s, c->rsp_busy, "ctl_rsp_busy");
+	put(&s, c->rsp_lost, "ctl_rsp_lost");
+	put(&s, c->resets, "ctl_resets");
+
+	for (i = 0; i < dev->txq_hw; i++)
+		txq_counters(&s, &dev->txq[i]);
+	put(&s, dev->rx_st.drop_runt, "rx_drop_runt");
+	put(&s, dev->rx_st.drop_link_down, "rx_drop_link_down");
+	put(&s, dev->rx_st.parse_errors, "rx_parse_errors");
+	for (i = 0; i < dev->rxq_hw; i++)
+		rxq_counters(&s, &dev->rxq[i], i);
+	return s.n;
+}
+
+int vnic_dev_counter(const struct vnic_dev *dev, const char *name, uint64_t *value)
+{
+	struct vnic_counter *all;
+	unsigned int n, i;
+	int err = -ENOENT;
+
+	n = vnic_dev_counters(dev, NULL, 0);
+	all = calloc(n, sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	n = vnic_dev_counters(dev, all, n);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(all[i].name, name)) {
+			*value = all[i].value;
+			err = 0;
+			break;
+		}
+	}
+	free(all);
+	return err;
+}

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to src/device: the device's state, shared by dev.c, ctl.c, tx.c
+ * and rx.c. Everything here is owned by the device's cpu thread; the only
+ * things other threads do are the interrupt handlers (vnic_napi_schedule)
+ * and the irq ops they call (arming and disarming the hv's interrupts).
+ */
+#ifndef VNIC_DEVICE_DEV_INT_H
+#define VNIC_DEVICE_DEV_INT_H
+
+#include "device/device.h"
+
+enum dev_state {
+	DEV_CLOSED = 0,	     /* waiting for the driver's INIT */
+	DEV_INITED = 1,	     /* INIT_COMPLETE sent: VERSION_EXCHANGE next */
+	DEV_NEGOTIATING = 2, /* capabilities, offloads, maps, login */
+	DEV_LOGGED_IN = 3,   /* queues exist; LOGICAL_LINK_STATE decides traffic */
+};
+
+/* Why a tx descriptor was refused; each has a counter and a completion rc. */
+enum tx_drop {
+	TX_DROP_BAD_TYPE,	 /* not a tx descriptor (and not a header descriptor) */
+	TX_DROP_BAD_N_SGE,	 /* n_sge != 1 */
+	TX_DROP_BAD_N_ELEM,	 /* n_crq_elem outside 1..VNIC_MAX_TX_ELEMS */
+	TX_DROP_HDRS_INCOMPLETE, /* header descriptors it counts are not in the ring */
+	TX_DROP_BAD_HDR_DESC,	 /* wrong type, lengths or flag in header descriptors */
+	TX_DROP_BAD_FLAGS,	 /* impossible flag combination */
+	TX_DROP_UNSUPPORTED,	 /* offload not turned on, VLAN insertion */
+	TX_DROP_BAD_MSS,
+	TX_DROP_BAD_MAP_ID,	  /* dma_reg is not a mapped long-term buffer */
+	TX_DROP_BAD_IOBA,	  /* ioba outside the long-term buffer, or untranslatable */
+	TX_DROP_BAD_LEN,	  /* sge_len too small or too big */
+	TX_DROP_LEN_PAST_LTB,	  /* ioba + sge_len runs past the long-term buffer */
+	TX_DROP_BAD_HEADERS,	  /* frame does not parse as the flags claim */
+	TX_DROP_HDR_LEN_MISMATCH, /* header descriptor lengths differ from the frame */
+	TX_DROP_MISSING_HDRS,	  /* headers the mask asked for missing (drop_missing_hdrs) */
+	TX_DROP_GSO_FAILED,	  /* segmentation refused the superpacket */
+	TX_DROP_LINK_DOWN,	  /* logical link down: aborted */
+	TX_DROP_MAX,
+};
+
+struct dev_txq_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t lso_packets;
+	uint64_t lso_segments;
+	uint64_t csum_inserted;
+	uint64_t hdr_descs;
+	uint64_t csum_missing_hdrs;
+	uint64_t lso_missing_hdrs;
+	uint64_t orphan_hdr_descs; /* header descriptors with no tx descriptor: skipped */
+	uint64_t completions;	   /* correlators sent back */
+	uint64_t comp_entries;	   /* tx completion entries sent */
+	uint64_t comp_busy;	   /* sends refused BUSY: retried later */
+	uint64_t comp_lost;	   /* correlators in entries refused CLOSED/PARAMETER */
+	uint64_t wire_full;	   /* polls stopped because the wire had no slots */
+	uint64_t hdrs_waits;	   /* header descriptors not visible yet: looked again */
+	uint64_t drops[TX_DROP_MAX];
+};
+
+enum {
+	TX_OUTBOX = 32,		      /* completion entries; a poll makes at most 13 */
+	TX_SLOTS = VNIC_GSO_MAX_SEGS, /* the most segments one superpacket may need */
+	DEV_RETRY_NS = 20000,	      /* backpressure: look again after 20 us */
+	CTL_OUTBOX = 8,
+	RX_BATCH = 32,
+};
+
+struct vnic_dev;
+
+struct dev_txq {
+	struct vnic_napi napi;
+	struct vnic_dev *dev;
+	unsigned int idx;
+	/* set and cleared by the control poller; read by irq ops on the driver's thread */
+	struct vnic_subcrq *subm;
+	uint32_t comp_handle; /* the driver's tx completion sub-CRQ */
+	bool blocked;	      /* waiting on the wire or the completion ring: timer */
+	uint32_t hdrs_wait;   /* cursor + 1 of a descriptor whose headers we wait for */
+	/* completions: the entry being filled, then entries waiting to be sent */
+	union vnic_subcrq_entry comp;
+	union vnic_subcrq_entry outbox[TX_OUTBOX];
+	uint32_t ob_head, ob_tail;
+	/* wire slots of the current reservation */
+	unsigned int reserved, used;
+	struct vnic_pkt *slots[TX_SLOTS];
+	struct dev_txq_stats st;
+} vnic_cacheline_aligned;
+
+/* A posted rx buffer, validated when it was taken off the rx add ring. */
+struct rx_buf {
+	uint64_t correlator;
+	uint32_t ioba;
+	uint32_t len;
+};
+
+struct dev_rxq_stats {
+	uint64_t frames;
+	uint64_t bytes;
+	uint64_t ip_csum_good;
+	uint64_t ip_csum_bad;
+	uint64_t csum_good;	    /* TCP/UDP checksum verified */
+	uint64_t csum_bad;	    /* TCP/UDP checksum verifiably wrong */
+	uint64_t bufs_posted;	    /* rx buffer adds accepted */
+	uint64_t bad_rx_add_map_id; /* rx buffer adds ignored, by reason */
+	uint64_t bad_rx_add_ioba;
+	uint64_t bad_rx_add_len;
+	uint64_t completions;
+	uint64_t comp_busy;
+	uint64_t comp_lost;
+	uint64_t drop_no_buffer;
+	uint64_t drop_too_big;	 /* frame longer than the oldest posted buffer */
+	uint64_t drop_buf_fault; /* buffer no longer translates: completed with an error */
+};
+
+struct dev_rxq {
+	struct vnic_subcrq *add; /* the rx buffer add ring we consume */
+	uint32_t comp_handle;	 /* the driver's rx completion sub-CRQ */
+	/* posted buffers, oldest first */
+	struct rx_buf *fifo;
+	uint32_t fifo_mask;
+	uint32_t head, tail;
+	/* a completion the driver's ring had no room for */
+	union vnic_subcrq_entry unsent;
+	bool has_unsent;
+	struct dev_rxq_stats st;
+} vnic_cacheline_aligned;
+
+struct dev_ltb {
+	uint64_t ioba;
+	uint32_t len; /* 0: map id not in use */
+};
+
+/* Offloads the driver turned on (CONTROL_IP_OFFLOAD). */
+struct dev_offloads {
+	bool tcp4, udp4, tcp6, udp6;
+	bool lso4, lso6;
+	bool bad_packet_rx;
+};
+
+struct dev_ctl_stats {
+	uint64_t commands;
+	uint64_t rc[VNIC_RC_UNSUPPORTEDOPTION + 1];
+	uint64_t inits;
+	uint64_t xport_events;
+	uint64_t ignored; /* malformed or unexpected messages, no answer */
+	uint64_t rsp_busy;
+	uint64_t rsp_lost; /* refused CLOSED/PARAMETER */
+	uint64_t resets;   /* queues and maps torn down */
+};
+
+struct dev_rx_stats {
+	uint64_t drop_runt;
+	uint64_t drop_link_down;
+	uint64_t parse_errors; /* delivered with the checksum flags clear */
+};
+
+struct vnic_dev {
+	struct vnic_dev_config cfg; /* limits in force (max_mtu capped, ind descs set) */
+	struct vnic_hv *hv;
+	struct vnic_wire *wire;
+	struct vnic_cpu *cpu;
+
+	/* control */
+	struct vnic_napi ctl_napi;
+	enum dev_state state;
+	bool link_up;
+	bool down_pending; /* LOGICAL_LINK_STATE(down) waits for tx completions */
+	bool ctl_blocked;  /* responses waiting for room: timer */
+	struct vnic_crq down_rsp;
+	struct vnic_crq outbox[CTL_OUTBOX];
+	uint32_t ob_head, ob_tail;
+	uint64_t desc_req; /* TX_RX_DESC_REQ number announced */
+
+	/* negotiated (requested and granted) */
+	uint32_t req_tx_queues, req_rx_queues;
+	uint32_t req_tx_entries, req_rx_add_entries;
+	uint32_t req_mtu; /* L3 MTU + 14, as on the CRQ */
+	uint32_t req_ind_descs;
+	uint32_t rx_buf_size; /* told at login */
+	struct dev_offloads ol;
+	struct dev_ltb ltb[VNIC_MAX_MAP_ID + 1];
+
+	/* queues in use (from login) and the most ever used, for counters */
+	unsigned int ntxq, nrxq;
+	unsigned int txq_hw, rxq_hw;
+	struct dev_txq *txq; /* cfg.max_tx_queues */
+	struct dev_rxq *rxq; /* cfg.max_rx_queues */
+
+	/* rx engine */
+	struct vnic_napi rx_napi;
+	bool rx_blocked;
+	struct dev_rx_stats rx_st;
+
+	struct dev_ctl_stats ctl_st;
+};
+
+/* --- ctl.c --------------------------------------------------------------- */
+int vnic_dev_ctl_poll(struct vnic_napi *napi, int budget);
+extern const struct vnic_irq_ops vnic_dev_ctl_irq_ops;
+void vnic_dev_ctl_irq(void *ctx);
+/* Frees the queues and forgets maps, offloads and requests (INIT, transport event, destroy). */
+void vnic_dev_reset(struct vnic_dev *dev);
+
+/* --- tx.c ---------------------------------------------------------------- */
+int vnic_dev_tx_poll(struct vnic_napi *napi, int budget);
+extern const struct vnic_irq_ops vnic_dev_tx_irq_ops;
+void vnic_dev_tx_irq(void *ctx);
+/*
+ * Link down: consumes every descriptor in the ring, completing each with
+ * ABORTED, and sends the completions. true when nothing is left (ring
+ * empty, every completion sent).
+ */
+bool vnic_dev_tx_drain(struct dev_txq *txq);
+/* Forgets unsent completions and the wire reservation (reset). */
+void vnic_dev_tx_forget(struct dev_txq *txq);
+
+/* --- rx.c ---------------------------------------------------------------- */
+int vnic_dev_rx_poll(struct vnic_napi *napi, int budget);
+/* The wire's rx_irq, with the poll's backpressure state in pending() (ctx: the device). */
+extern const struct vnic_irq_ops vnic_dev_rx_irq_ops;
+void vnic_dev_rx_notify(void *ctx);
+/* Consumes the rx add ring into the fifo (as far as it has room). */
+void vnic_dev_rx_refill(struct vnic_dev *dev, struct dev_rxq *rxq);
+/* Link down or reset: drops every posted buffer, in the fifo and in the ring. */
+void vnic_dev_rx_forget(struct vnic_dev *dev, struct dev_rxq *rxq);
+
+/* --- helpers -------------------------------------------------------------- */
+
+/*
+ * The ring entry i places after the consumer's cursor, if its valid bit is
+ * set; else NULL. Acquire, as vnic_subcrq_peek: the entry's body is read
+ * after the valid bit and sees what the hv wrote before publishing it.
+ * i < q->size.
+ */
+static inline const union vnic_subcrq_entry *dev_ring_ahead(const struct vnic_subcrq *q, uint32_t i)
+{
+	const union vnic_subcrq_entry *e = &q->ring[(q->cur + i) & (q->size - 1)];
+
+	if (!(__atomic_load_n(&e->first, __ATOMIC_ACQUIRE) & VNIC_SUBCRQ_VALID))
+		return NULL;
+	return e;
+}
+
+/*
+ * A ring pointer shared with the irq ops, which run on the driver's thread:
+ * written by the control poller, read with relaxed atomics. The hv orders
+ * the rest (an irq is delivered only inside a send on a live ring).
+ */
+static inline struct vnic_subcrq *dev_ring_get(struct vnic_subcrq *const *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void dev_ring_set(struct vnic_subcrq **p, struct vnic_subcrq *q)
+{
+	__atomic_store_n(p, q, __ATOMIC_RELAXED);
+}
+
+/* The L3 MTU negotiated. */
+static inline uint32_t dev_mtu(const struct vnic_dev *dev)
+{
+	return dev->req_mtu - VNIC_ETH_HLEN;
+}
+
+#endif /* VNIC_DEVICE_DEV_INT_H */

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * src/device: the vNIC server. Public header of the layer.
+ *
+ *   dev.c   configuration, creation, teardown, counters
+ *   ctl.c   the control poller: CRQ negotiation (docs/PROTOCOL.md section 2),
+ *           long-term buffer maps, login, logical link state
+ *   tx.c    one tx engine per tx queue: descriptor validation, checksum
+ *           insertion, LSO, tx completions
+ *   rx.c    the rx engine: posted rx buffers, RSS, checksum verification,
+ *           rx completions
+ *
+ * The device runs entirely as pollers on one vnic_cpu: a control NAPI woken
+ * by the server side's CRQ interrupt, one tx NAPI per tx queue woken by the
+ * interrupt of that queue's tx submission sub-CRQ, and one rx NAPI woken by
+ * the wire. Its state is therefore touched by that cpu's thread only; the
+ * driver reaches it through the hypervisor alone, and nothing the driver
+ * writes (CRQ messages, login and offload buffers, descriptors, rx buffer
+ * adds, long-term buffer contents) is trusted.
+ */
+#ifndef VNIC_DEVICE_H
+#define VNIC_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "hv/hv.h"
+#include "proto/proto.h"
+
+/*
+ * Which headers the device asks for in header descriptors (TX_RX_DESC_REQ,
+ * refs/ibmvnic.md section 2.3). Both request L3 headers (0xA0, the byte of
+ * the seeds' trace) for LSO; they differ in checksum offload:
+ *   CAUTIOUS  00 00 A0 00 A0 00 00 00: headers for every checksum offload
+ *             packet too, as the seeds' server announced. A driver that
+ *             honours it must send such packets indirect.
+ *   EXACT     00 00 00 00 A0 00 00 00: headers only where the device needs
+ *             them (LSO), so checksum offload can go direct.
+ */
+enum vnic_dev_hdr_mask {
+	VNIC_DEV_HDRS_CAUTIOUS = 0,
+	VNIC_DEV_HDRS_EXACT = 1,
+};
+
+enum vnic_dev_limits {
+	VNIC_DEV_DEFAULT_QUEUES = 4,
+	VNIC_DEV_DEFAULT_MIN_ENTRIES = 64,
+	VNIC_DEV_DEFAULT_MAX_ENTRIES = 1024,
+	VNIC_DEV_MIN_MTU = 68,		 /* L3, RFC 791 */
+	VNIC_DEV_DEFAULT_MAX_MTU = 9000, /* L3; capped by the wire's MTU */
+	VNIC_DEV_DEFAULT_MTU = 1500,	 /* REQ_MTU before any request: 1500 + 14 */
+	/*
+	 * Smallest LSO MSS: some backing adapters reject GSO below 224
+	 * (refs/ibmvnic.md section 5), and a floor also bounds the segments of
+	 * one superpacket (64 KiB / 224 = 293), all of which must fit the wire
+	 * at once. Configurable down to VNIC_DEV_MIN_LSO_MSS.
+	 */
+	VNIC_DEV_DEFAULT_LSO_MSS = 224,
+	VNIC_DEV_MIN_LSO_MSS = 64,
+	VNIC_DEV_RX_BUF_ALIGN = 128, /* as ibmvnic's rx pool buffers */
+};
+
+/*
+ * Device configuration. Fill it with vnic_dev_config_default() and change
+ * what you need. The driver negotiates within these bounds.
+ */
+struct vnic_dev_config {
+	uint32_t max_tx_queues; /* 1..VNIC_MAX_QUEUES; default 4 */
+	uint32_t max_rx_queues;
+	uint32_t min_tx_entries; /* per tx submission sub-CRQ; default 64 */
+	uint32_t max_tx_entries; /* default 1024, at most VNIC_MAX_SUBCRQ_ENTRIES */
+	uint32_t min_rx_add_entries;
+	uint32_t max_rx_add_entries;
+	uint32_t min_mtu;	/* L3 MTU range; the CRQ carries mtu + 14 */
+	uint32_t max_mtu;	/* capped by wire->mtu at create */
+	uint32_t max_ind_descs; /* announced MAX_IND_DESCS; 0 = the hv's limit */
+	bool csum_ipv4;		/* TCP and UDP checksum offload over IPv4 */
+	bool csum_ipv6;
+	bool lso_ipv4; /* large send (TSO, and USO) over IPv4 */
+	bool lso_ipv6;
+	uint32_t min_lso_mss; /* announced min_large_tx_mss; default 224 */
+	enum vnic_dev_hdr_mask hdr_mask;
+	/*
+	 * A checksum-offload or LSO packet that arrives without the header
+	 * descriptors the mask asked for (the seeds' unsafe "offload without
+	 * headers" variant) is always counted (txN_csum_missing_hdrs,
+	 * txN_lso_missing_hdrs). false (default): the device uses its own parse
+	 * of the frame and sends it, so the risk is visible, not fatal. true:
+	 * it is dropped with a PARAMETER completion (txN_drop_missing_hdrs).
+	 */
+	bool drop_missing_hdrs;
+	/*
+	 * Bytes per posted rx buffer the device asks for (login response).
+	 * 0 = derived from REQ_MTU: ALIGN(req_mtu + 4 (one VLAN tag), 128),
+	 * e.g. 1536 for MTU 1500, 9088 for 9000. A larger value is used as is;
+	 * a smaller one is raised to that.
+	 */
+	uint32_t rx_buf_size;
+};
+
+struct vnic_dev;
+
+/* Defaults: 4 + 4 queues, 64..1024 entries, MTU 68..9000, all offloads on, cautious mask. */
+void vnic_dev_config_default(struct vnic_dev_config *cfg);
+
+/*
+ * Creates a device serving hv's SERVER side, transmitting on wire and
+ * receiving from it, with all its pollers on cpu. cfg NULL = defaults.
+ * Call before cpu starts (pollers are registered then); it takes the hv's
+ * SERVER CRQ interrupt and the wire's rx notification (wire->notify), and
+ * waits for the driver's INIT. 0 or -errno: -EINVAL (bad config, the wire's
+ * MTU below min_mtu), -ENOSPC (not enough poller slots on cpu), -EBUSY (cpu
+ * already started), -ENOMEM.
+ */
+int vnic_dev_create(struct vnic_dev **dev, struct vnic_hv *hv, struct vnic_wire *wire,
+		    struct vnic_cpu *cpu, const struct vnic_dev_config *cfg);
+/*
+ * Frees the device and its sub-CRQs. Only once cpu is stopped (or, in manual
+ * mode, not being run) and the peer no longer transmits on the wire. The
+ * cpu keeps the device's pollers registered (core has no removal): it must
+ * not run again; vnic_cpu_fini it.
+ */
+void vnic_dev_destroy(struct vnic_dev *dev);
+
+/*
+ * Counters, ethtool -S style (core.h "Counters"): fills up to max entries,
+ * returns how many there are in all. Per tx queue N (every queue ever
+ * negotiated): txN_packets, txN_bytes, txN_lso_packets, txN_lso_segments,
+ * txN_csum_inserted, txN_hdr_descs, txN_csum_missing_hdrs,
+ * txN_lso_missing_hdrs, txN_orphan_hdr_descs, txN_completions,
+ * txN_comp_entries, txN_comp_busy, txN_comp_lost, txN_wire_full,
+ * txN_hdrs_waits, and
+ * txN_drop_<reason> for each reason (bad_type, bad_n_sge, bad_n_elem,
+ * hdrs_incomplete, bad_hdr_desc, bad_flags, unsupported, bad_mss, bad_map_id,
+ * bad_ioba, bad_len, len_past_ltb, bad_headers, hdr_len_mismatch,
+ * missing_hdrs, gso_failed, link_down). Per rx queue N: rxN_frames,
+ * rxN_bytes, rxN_ip_csum_good, rxN_ip_csum_bad, rxN_csum_good, rxN_csum_bad,
+ * rxN_bufs_posted, rxN_bufs_avail, rxN_bad_rx_add_{map_id,ioba,len},
+ * rxN_completions, rxN_comp_busy, rxN_comp_lost, rxN_drop_{no_buffer,
+ * too_big,buf_fault}. Engine-wide: rx_drop_runt, rx_drop_link_down,
+ * rx_parse_errors. Control: ctl_commands, ctl_rc_<rc> per return code
+ * (success, partialsuccess, permission, nomemory, parameter,
+ * unknowncommand, aborted, invalidstate, invalidioba, invalidlength,
+ * unsupportedoption), ctl_inits, ctl_xport_events, ctl_ignored,
+ * ctl_rsp_busy, ctl_rsp_lost, ctl_resets. Negotiated: state (0 closed,
+ * 1 init done, 2 negotiating, 3 logged in), link_up, neg_tx_queues,
+ * neg_rx_queues, neg_tx_entries, neg_rx_add_entries, neg_mtu (REQ_MTU, L2
+ * included), neg_ind_descs, neg_rx_buf_size, neg_desc_req (the
+ * TX_RX_DESC_REQ number), neg_offloads (bitmask of the vnic_ip_offload
+ * bytes 8..18 turned on by CONTROL_IP_OFFLOAD, bit i = byte 8 + i).
+ * Counters are written by the device's cpu only; read them from another
+ * thread and a value may be stale.
+ */
+unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *out,
+			       unsigned int max);
+/* One counter by name (control path: allocates). 0, -ENOENT or -ENOMEM. */
+int vnic_dev_counter(const struct vnic_dev *dev, const char *name, uint64_t *value);
+
+#endif /* VNIC_DEVICE_H */

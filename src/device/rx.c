@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rx engine: one NAPI fed by the wire (refs/ibmvnic.md sections 2.5-2.6).
+ *
+ * Posted rx buffers are taken off each queue's rx buffer add ring into a fifo
+ * as frames need them (checked then: map id, ioba and length inside the
+ * long-term buffer, length at least what the login response asked for; a bad
+ * one is counted and ignored, with nothing sent back). Each wire frame goes
+ * to the queue RSS picks (Toeplitz hash of the default key over the 4-tuple,
+ * or the 2-tuple; a single queue does not hash), into that queue's oldest
+ * buffer, translated at use. The IPv4 header checksum and the TCP/UDP
+ * checksum are verified and reported in the rx completion flags; frames that
+ * do not parse are delivered with the flags clear. No buffer: the frame is
+ * dropped and counted, never held (the wire would back up behind it).
+ *
+ * The wire has no interrupt for frames that are in flight but not yet due
+ * (delay, rate): the poll reads when the next one is due and sets its timer.
+ */
+#include <string.h>
+
+#include "device/dev_int.h"
+
+void vnic_dev_rx_notify(void *ctx)
+{
+	vnic_napi_schedule(&((struct vnic_dev *)ctx)->rx_napi);
+}
+
+/*
+ * The wire's notification, wrapped so that a poll blocked on a full rx
+ * completion ring is run by its retry timer instead of being rescheduled at
+ * once by frames that keep waiting. enable/disable run on the peer's thread
+ * too; they touch only the wire.
+ */
+static void rx_irq_enable(void *ctx)
+{
+	struct vnic_wire *w = ((struct vnic_dev *)ctx)->wire;
+
+	if (w->ops->rx_irq)
+		w->ops->rx_irq->enable(w);
+}
+
+static void rx_irq_disable(void *ctx)
+{
+	struct vnic_wire *w = ((struct vnic_dev *)ctx)->wire;
+
+	if (w->ops->rx_irq)
+		w->ops->rx_irq->disable(w);
+}
+
+static bool rx_irq_pending(void *ctx)
+{
+	struct vnic_dev *dev = ctx;
+	struct vnic_wire *w = dev->wire;
+
+	return !dev->rx_blocked && w->ops->rx_irq && w->ops->rx_irq->pending(w);
+}
+
+const struct vnic_irq_ops vnic_dev_rx_irq_ops = {
+	.enable = rx_irq_enable,
+	.disable = rx_irq_disable,
+	.pending = rx_irq_pending,
+};
+
+/* --- posted buffers ----------------------------------------------------------- */
+
+void vnic_dev_rx_refill(struct vnic_dev *dev, struct dev_rxq *rxq)
+{
+	const union vnic_subcrq_entry *e;
+	struct vnic_subcrq *q = rxq->add;
+
+	if (!q)
+		return;
+	while (rxq->tail - rxq->head <= rxq->fifo_mask && (e = vnic_subcrq_peek(q))) {
+		struct vnic_rx_add a;
+		const struct dev_ltb *ltb;
+		struct rx_buf *b;
+		uint32_t ioba, len;
+
+		memcpy(&a, e, sizeof(a));
+		vnic_subcrq_consume(q);
+		ltb = &dev->ltb[a.map_id];
+		if (!a.map_id || !ltb->len) {
+			rxq->st.bad_rx_add_map_id++;
+			continue;
+		}
+		ioba = vnic_be32_get(&a.ioba);
+		len = vnic_be24_get(&a.len);
+		if (len < dev->rx_buf_size) {
+			rxq->st.bad_rx_add_len++;
+			continue;
+		}
+		if (ioba < ltb->ioba || ioba - ltb->ioba >= ltb->len ||
+		    len > ltb->len - (ioba - ltb->ioba)) {
+			rxq->st.bad_rx_add_ioba++;
+			continue;
+		}
+		b = &rxq->fifo[rxq->tail & rxq->fifo_mask];
+		b->correlator = vnic_be64_get(&a.correlator);
+		b->ioba = ioba;
+		b->len = len;
+		rxq->tail++;
+		rxq->st.bufs_posted++;
+	}
+}
+
+void vnic_dev_rx_forget(struct vnic_dev *dev, struct dev_rxq *rxq)
+{
+	(void)dev;
+	rxq->head = rxq->tail;
+	rxq->has_unsent = false;
+	if (!rxq->add)
+		return;
+	while (vnic_subcrq_peek(rxq->add))
+		vnic_subcrq_consume(rxq->add);
+}
+
+/* --- completions --------------------------------------------------------------- */
+
+/* false: the driver's ring is full and e waits in rxq->unsent. */
+static bool comp_send(struct vnic_dev *dev, struct dev_rxq *rxq, const union vnic_subcrq_entry *e)
+{
+	long rc = vnic_hv_send_subcrq(dev->hv, VNIC_HV_SERVER, rxq->comp_handle, e);
+
+	if (rc == VNIC_H_SUCCESS) {
+		rxq->st.completions++;
+		return true;
+	}
+	if (rc == VNIC_H_BUSY) {
+		rxq->st.comp_busy++;
+		if (e != &rxq->unsent)
+			rxq->unsent = *e;
+		rxq->has_unsent = true;
+		return false;
+	}
+	/* CLOSED: the driver is gone. PARAMETER: it gave us a bad handle. */
+	rxq->st.comp_lost++;
+	return true;
+}
+
+static bool retry_unsent(struct vnic_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nrxq; i++) {
+		struct dev_rxq *rxq = &dev->rxq[i];
+
+		if (!rxq->has_unsent)
+			continue;
+		rxq->has_unsent = false;
+		if (!comp_send(dev, rxq, &rxq->unsent))
+			return false;
+	}
+	return true;
+}
+
+/* --- one frame ------------------------------------------------------------------ */
+
+/* Verifies what can be verified; returns the rx completion flags. */
+static uint8_t csum_flags(struct dev_rxq *rxq, const uint8_t *frame, const struct vnic_hdrs *h)
+{
+	uint8_t flags = 0;
+
+	if (h->l3_proto == VNIC_ETH_P_IP) {
+		if (vnic_csum_ip4_ok(frame + h->l3_off, h->l3_len)) {
+			flags |= VNIC_RXC_IP_CHKSUM_GOOD;
+			rxq->st.ip_csum_good++;
+		} else {
+			rxq->st.ip_csum_bad++;
+		}
+	} else if (h->l3_proto == VNIC_ETH_P_IPV6) {
+		/* no header checksum to get wrong; drivers want both bits for UNNECESSARY */
+		flags |= VNIC_RXC_IP_CHKSUM_GOOD;
+		rxq->st.ip_csum_good++;
+	}
+	if ((h->l4_proto == VNIC_IPPROTO_TCP || h->l4_proto == VNIC_IPPROTO_UDP) &&
+	    (h->flags & VNIC_HDRS_F_L4) && !(h->flags & VNIC_HDRS_F_FRAG)) {
+		if (vnic_csum_l4_ok(frame, h)) {
+			flags |= VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
+			rxq->st.csum_good++;
+		} else {
+			rxq->st.csum_bad++;
+		}
+	}
+	return flags;
+}
+
+/* Delivers one frame or drops it. false: its completion waits for room. */
+static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
+{
+	union vnic_subcrq_entry e;
+	enum vnic_parse_err err;
+	struct dev_rxq *rxq;
+	struct vnic_hdrs h;
+	struct rx_buf *b;
+	unsigned int q = 0;
+	uint8_t flags = 0;
+	void *dst;
+
+	if (vnic_unlikely(f->len < VNIC_ETH_HLEN)) {
+		dev->rx_st.drop_runt++;
+		return true;
+	}
+	if (vnic_unlikely(!dev->link_up || !dev->nrxq)) {
+		dev->rx_st.drop_link_down++;
+		return true;
+	}
+	err = vnic_parse_frame(f->data, f->len, &h);
+	if (dev->nrxq > 1 && err == VNIC_PARSE_OK)
+		q = vnic_rss_hash_frame(vnic_rss_default_key, f->data, &h) % dev->nrxq;
+	rxq = &dev->rxq[q];
+
+	if (rxq->head == rxq->tail)
+		vnic_dev_rx_refill(dev, rxq);
+	if (rxq->head == rxq->tail) {
+		rxq->st.drop_no_buffer++;
+		return true;
+	}
+	b = &rxq->fifo[rxq->head & rxq->fifo_mask];
+	if (vnic_unlikely(f->len > b->len)) {
+		/* a peer with a larger MTU: the buffer stays for the next frame */
+		rxq->st.drop_too_big++;
+		return true;
+	}
+	rxq->head++;
+
+	memset(&e, 0, sizeof(e));
+	e.rx_comp.first = VNIC_SUBCRQ_VALID;
+	vnic_be64_put(&e.rx_comp.correlator, b->correlator);
+	dst = vnic_hv_dma_translate(dev->hv, b->ioba, f->len);
+	if (vnic_unlikely(!dst)) {
+		/* unmapped since it was posted: give it back with an error */
+		rxq->st.drop_buf_fault++;
+		vnic_be16_put(&e.rx_comp.rc, VNIC_RC_INVALIDIOBA);
+		return comp_send(dev, rxq, &e);
+	}
+	memcpy(dst, f->data, f->len);
+	if (err == VNIC_PARSE_OK)
+		flags = csum_flags(rxq, f->data, &h);
+	else
+		dev->rx_st.parse_errors++;
+
+	e.rx_comp.flags = flags | VNIC_RXC_END_FRAME;
+	vnic_be32_put(&e.rx_comp.len, f->len);
+	rxq->st.frames++;
+	rxq->st.bytes += f->len;
+	return comp_send(dev, rxq, &e);
+}
+
+/* --- poll --------------------------------------------------------------------------- */
+
+int vnic_dev_rx_poll(struct vnic_napi *napi, int budget)
+{
+	struct vnic_dev *dev = vnic_container_of(napi, struct vnic_dev, rx_napi);
+	struct vnic_wire *w = dev->wire;
+	struct vnic_pkt *frames[RX_BATCH];
+	int done = 0;
+	unsigned int i;
+
+	dev->rx_blocked = false;
+	if (!retry_unsent(dev))
+		goto blocked;
+	for (i = 0; i < dev->nrxq; i++)
+		vnic_dev_rx_refill(dev, &dev->rxq[i]);
+
+	while (done < budget) {
+		unsigned int want = (unsigned int)(budget - done), n, k;
+
+		if (want > RX_BATCH)
+			want = RX_BATCH;
+		n = w->ops->rx_peek(w, frames, want);
+		for (k = 0; k < n; k++) {
+			if (!rx_one(dev, frames[k])) {
+				dev->rx_blocked = true;
+				k++; /* copied: its completion is what waits */
+				break;
+			}
+		}
+		w->ops->rx_release(w, k);
+		done += (int)k;
+		if (dev->rx_blocked)
+			goto blocked;
+		if (n < want)
+			break;
+	}
+	if (done < budget && w->ops->rx_next_ns) {
+		uint64_t next = w->ops->rx_next_ns(w);
+
+		if (next) {
+			/* due already (it arrived after the peek): poll again at once */
+			if ((int64_t)(next - vnic_now_ns()) <= 0)
+				return budget;
+			vnic_poller_set_timer(&napi->poller, next);
+		}
+	}
+	return done;
+
+blocked:
+	/* the driver's rx completion ring is full; it does not tell us when it drains */
+	dev->rx_blocked = true;
+	vnic_poller_set_timer(&napi->poller, vnic_now_ns() + DEV_RETRY_NS);
+	return 0;
+}

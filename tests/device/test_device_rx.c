@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device's rx engine against a hostile test driver (harness.c): frames
+ * from the far end of a real cable copied into posted buffers with the right
+ * checksum flags, RSS over several queues, drops without buffers, bad rx
+ * buffer adds ignored and counted, link down forgetting buffers, a delayed
+ * wire driving the poll's timer, and a full rx completion ring.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "pktgen.h"
+
+enum { MAXC = 256 };
+
+static struct h_env env;
+static struct vnic_rx_comp comps[MAXC];
+
+static int setup_with(void **state, const struct vnic_cable_cfg *cc, unsigned int nrx,
+		      uint32_t rxcomp_entries)
+{
+	h_create(&env, NULL, cc);
+	if (rxcomp_entries)
+		env.rxcomp_entries = rxcomp_entries;
+	h_bringup(&env, 1, nrx);
+	*state = &env;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_with(state, NULL, 1, 0);
+}
+
+static int teardown(void **state)
+{
+	h_destroy(*state);
+	return 0;
+}
+
+/* A pktgen frame (sport varies the flow) into out; returns its length. */
+static uint32_t mk(struct h_env *e, bool v6, uint8_t proto, uint32_t payload, uint16_t sport,
+		   uint8_t *out)
+{
+	struct vnic_pktgen_flow f;
+	struct vnic_pkt *p = h_pkt(e);
+	uint32_t len;
+
+	vnic_pktgen_flow_init(&f, v6, proto);
+	f.sport = sport;
+	f.seed = sport;
+	assert_int_equal(vnic_pktgen_build(p, &f, 0, payload), 0);
+	len = p->len;
+	memcpy(out, p->data, len);
+	vnic_pkt_free(p);
+	return len;
+}
+
+static void check_comp(struct h_env *e, const struct vnic_rx_comp *c, unsigned int idx,
+		       const uint8_t *frame, uint32_t len, uint8_t flags)
+{
+	assert_int_equal(c->first, VNIC_SUBCRQ_VALID);
+	assert_int_equal(vnic_be16_get(&c->rc), VNIC_RC_SUCCESS);
+	assert_int_equal(vnic_be64_get(&c->correlator), 0x1000 + idx);
+	assert_int_equal(vnic_be16_get(&c->off_frame_data), 0);
+	assert_int_equal(vnic_be32_get(&c->len), len);
+	assert_int_equal(c->flags, flags | VNIC_RXC_END_FRAME);
+	assert_memory_equal(h_rx_buf(e, idx), frame, len);
+}
+
+static void test_rx_flags(void **state)
+{
+	struct h_env *e = *state;
+	static uint8_t f[6][2048];
+	uint32_t len[6];
+	const uint8_t both = VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
+	unsigned int i;
+
+	assert_int_equal(h_rx_post(e, 0, 0, 8), VNIC_H_SUCCESS);
+	len[0] = mk(e, false, VNIC_IPPROTO_TCP, 1000, 1, f[0]);
+	len[1] = mk(e, true, VNIC_IPPROTO_UDP, 1400, 2, f[1]);
+	/* a payload bit flipped in flight: the L4 checksum no longer matches */
+	len[2] = mk(e, false, VNIC_IPPROTO_TCP, 300, 3, f[2]);
+	f[2][len[2] - 1] ^= 0x10;
+	/* the IPv4 header checksum broken, the TCP one intact */
+	len[3] = mk(e, false, VNIC_IPPROTO_TCP, 300, 4, f[3]);
+	f[3][VNIC_ETH_HLEN + 10] ^= 0xff;
+	/* not IP */
+	len[4] = mk(e, false, VNIC_IPPROTO_UDP, 100, 5, f[4]);
+	f[4][12] = 0x88;
+	f[4][13] = 0xb5;
+	/* does not parse (IHL 3): still delivered, flags clear */
+	len[5] = mk(e, false, VNIC_IPPROTO_UDP, 100, 6, f[5]);
+	f[5][VNIC_ETH_HLEN] = 0x43;
+	for (i = 0; i < 6; i++)
+		h_wire_inject(e, f[i], len[i]);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 6);
+	check_comp(e, &comps[0], 0, f[0], len[0], both);
+	check_comp(e, &comps[1], 1, f[1], len[1], both);
+	check_comp(e, &comps[2], 2, f[2], len[2], VNIC_RXC_IP_CHKSUM_GOOD);
+	check_comp(e, &comps[3], 3, f[3], len[3], VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+	check_comp(e, &comps[4], 4, f[4], len[4], 0);
+	check_comp(e, &comps[5], 5, f[5], len[5], 0);
+	assert_int_equal(h_ctr(e, "rx0_frames"), 6);
+	assert_int_equal(h_ctr(e, "rx0_csum_good"), 3);
+	assert_int_equal(h_ctr(e, "rx0_csum_bad"), 1);
+	assert_int_equal(h_ctr(e, "rx0_ip_csum_bad"), 1);
+	assert_int_equal(h_ctr(e, "rx_parse_errors"), 1);
+	assert_int_equal(h_ctr(e, "rx0_bufs_posted"), 8);
+	assert_int_equal(h_ctr(e, "rx0_bufs_avail"), 2);
+	assert_int_equal(h_ctr(e, "rx0_completions"), 6);
+}
+
+static void test_rx_no_buffer(void **state)
+{
+	struct h_env *e = *state;
+	static uint8_t f[2048];
+	uint32_t len = mk(e, false, VNIC_IPPROTO_UDP, 200, 9, f);
+	unsigned int i;
+
+	for (i = 0; i < 3; i++)
+		h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 0);
+	assert_int_equal(h_ctr(e, "rx0_drop_no_buffer"), 3);
+	/* the wire was not held up: frames after a buffer arrives are delivered */
+	assert_int_equal(h_rx_post(e, 0, 0, 1), VNIC_H_SUCCESS);
+	h_wire_inject(e, f, len);
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	check_comp(e, &comps[0], 0, f, len, VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+	assert_int_equal(h_ctr(e, "rx0_drop_no_buffer"), 4);
+}
+
+/* One rx buffer add, by hand, sent direct. */
+static void post_raw(struct h_env *e, uint64_t corr, uint64_t ioba, uint8_t map, uint32_t len)
+{
+	union vnic_subcrq_entry a;
+
+	memset(&a, 0, sizeof(a));
+	a.rx_add.first = VNIC_SUBCRQ_VALID;
+	vnic_be64_put(&a.rx_add.correlator, corr);
+	vnic_be32_put(&a.rx_add.ioba, (uint32_t)ioba);
+	a.rx_add.map_id = map;
+	vnic_be24_put(&a.rx_add.len, len);
+	assert_int_equal(vnic_hv_send_subcrq(e->hv, VNIC_HV_CLIENT, e->rxadd[0], &a),
+			 VNIC_H_SUCCESS);
+}
+
+static void test_rx_add_hostile(void **state)
+{
+	struct h_env *e = *state;
+	static uint8_t f[2048];
+	uint32_t len = mk(e, false, VNIC_IPPROTO_TCP, 500, 11, f);
+	uint32_t sz = e->rx_buf_size;
+
+	post_raw(e, 1, e->rx_ltb_ioba, 7, sz);				    /* map not in use */
+	post_raw(e, 2, e->rx_ltb_ioba, 0, sz);				    /* map 0 */
+	post_raw(e, 3, e->other_ioba, H_RX_MAP, sz);			    /* not in the LTB */
+	post_raw(e, 4, e->rx_ltb_ioba + H_RX_LTB_SIZE - 100, H_RX_MAP, sz); /* straddles */
+	post_raw(e, 5, e->rx_ltb_ioba, H_RX_MAP, sz - 1);		    /* smaller than asked */
+	post_raw(e, 6, e->rx_ltb_ioba, H_RX_MAP, 0);
+	post_raw(e, 0x1000 + 3, e->rx_ltb_ioba + 3 * sz, H_RX_MAP, sz); /* good */
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	/* nothing is sent back for the bad ones; the frame lands in the good one */
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	check_comp(e, &comps[0], 3, f, len, VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+	assert_int_equal(h_ctr(e, "rx0_bad_rx_add_map_id"), 2);
+	assert_int_equal(h_ctr(e, "rx0_bad_rx_add_ioba"), 2);
+	assert_int_equal(h_ctr(e, "rx0_bad_rx_add_len"), 2);
+	assert_int_equal(h_ctr(e, "rx0_bufs_posted"), 1);
+}
+
+static int setup_rss(void **state)
+{
+	return setup_with(state, NULL, 4, 0);
+}
+
+static void test_rx_rss(void **state)
+{
+	struct h_env *e = *state;
+	enum { N = 48, PER_Q = 32 };
+	static uint8_t f[N][2048];
+	uint32_t len[N];
+	unsigned int want_q[N], got[4] = {0}, next[4] = {0}, i, q, used = 0;
+
+	for (q = 0; q < 4; q++)
+		assert_int_equal(h_rx_post(e, q, q * PER_Q, PER_Q), VNIC_H_SUCCESS);
+	for (i = 0; i < N; i++) {
+		struct vnic_hdrs h;
+
+		len[i] = mk(e, i % 3 == 0, i % 2 ? VNIC_IPPROTO_UDP : VNIC_IPPROTO_TCP, 64 + i,
+			    (uint16_t)(1000 + 7 * i), f[i]);
+		assert_int_equal(vnic_parse_frame(f[i], len[i], &h), VNIC_PARSE_OK);
+		want_q[i] = vnic_rss_hash_frame(vnic_rss_default_key, f[i], &h) % 4;
+		h_wire_inject(e, f[i], len[i]);
+	}
+	assert_true(h_run(e));
+	for (q = 0; q < 4; q++) {
+		got[q] = h_rx_comps(e, q, comps, MAXC);
+		/* in order, each queue's buffers oldest first */
+		for (i = 0; i < N; i++) {
+			if (want_q[i] != q)
+				continue;
+			assert_true(next[q] < got[q]);
+			check_comp(e, &comps[next[q]], q * PER_Q + next[q], f[i], len[i],
+				   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+			next[q]++;
+		}
+		assert_int_equal(next[q], got[q]);
+		used += got[q] > 0;
+	}
+	/* the flows really were spread */
+	assert_true(used >= 3);
+}
+
+static void test_rx_link_down_forgets(void **state)
+{
+	struct h_env *e = *state;
+	static uint8_t f[2048];
+	uint32_t len = mk(e, false, VNIC_IPPROTO_UDP, 200, 21, f);
+
+	assert_int_equal(h_rx_post(e, 0, 0, 4), VNIC_H_SUCCESS);
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	assert_int_equal(h_ctr(e, "rx0_bufs_avail"), 3);
+	/* two more, still in the ring when the link goes down */
+	assert_int_equal(h_rx_post(e, 0, 4, 2), VNIC_H_SUCCESS);
+	assert_int_equal(h_link(e, VNIC_LINK_DOWN), VNIC_RC_SUCCESS);
+	assert_int_equal(h_ctr(e, "rx0_bufs_avail"), 0);
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_ctr(e, "rx_drop_link_down"), 1);
+	assert_int_equal(h_link(e, VNIC_LINK_UP), VNIC_RC_SUCCESS);
+	/* what was posted before is gone */
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 0);
+	assert_int_equal(h_ctr(e, "rx0_drop_no_buffer"), 1);
+	assert_int_equal(h_rx_post(e, 0, 10, 1), VNIC_H_SUCCESS);
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	check_comp(e, &comps[0], 10, f, len,
+		   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+}
+
+/* The driver unmapped the memory of a buffer it posted: the buffer comes back with an error. */
+static void test_rx_buffer_unmapped(void **state)
+{
+	struct h_env *e = *state;
+	static uint8_t f[2048];
+	uint32_t len = mk(e, false, VNIC_IPPROTO_UDP, 200, 22, f);
+
+	assert_int_equal(h_rx_post(e, 0, 0, 2), VNIC_H_SUCCESS);
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	assert_int_equal(vnic_hv_dma_unmap(e->hv, e->rx_ltb_ioba), 0);
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	assert_int_equal(vnic_be64_get(&comps[0].correlator), 0x1001);
+	assert_int_equal(vnic_be16_get(&comps[0].rc), VNIC_RC_INVALIDIOBA);
+	assert_int_equal(h_ctr(e, "rx0_drop_buf_fault"), 1);
+}
+
+static int setup_jumbo_wire(void **state)
+{
+	struct vnic_cable_cfg cc;
+
+	memset(&cc, 0, sizeof(cc));
+	cc.mtu = 9000;
+	return setup_with(state, &cc, 1, 0);
+}
+
+/* A frame larger than the buffers (the peer negotiated a larger MTU): dropped, buffer kept. */
+static void test_rx_too_big(void **state)
+{
+	struct h_env *e = *state;
+	static uint8_t big[9100], small[2048];
+	uint32_t lb = mk(e, false, VNIC_IPPROTO_UDP, 4000, 31, big);
+	uint32_t ls = mk(e, false, VNIC_IPPROTO_UDP, 40, 32, small);
+
+	assert_int_equal(e->rx_buf_size, 1536);
+	assert_int_equal(h_rx_post(e, 0, 0, 1), VNIC_H_SUCCESS);
+	h_wire_inject(e, big, lb);
+	h_wire_inject(e, small, ls);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	check_comp(e, &comps[0], 0, small, ls,
+		   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+	assert_int_equal(h_ctr(e, "rx0_drop_too_big"), 1);
+}
+
+static int setup_delay(void **state)
+{
+	struct vnic_cable_cfg cc;
+
+	memset(&cc, 0, sizeof(cc));
+	cc.delay_ns = 2000000;
+	cc.rate_bps = 1000000000ull;
+	return setup_with(state, &cc, 1, 0);
+}
+
+/* Frames not due yet: the poll sets its timer from rx_next_ns instead of being woken. */
+static void test_rx_delayed_wire(void **state)
+{
+	struct h_env *e = *state;
+	static uint8_t f[2048];
+	uint32_t len = mk(e, true, VNIC_IPPROTO_TCP, 1200, 41, f);
+	unsigned int i;
+
+	assert_int_equal(h_rx_post(e, 0, 0, 16), VNIC_H_SUCCESS);
+	for (i = 0; i < 10; i++)
+		h_wire_inject(e, f, len);
+	/* idle means: no schedule and no timer left, so every frame has arrived */
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 10);
+	for (i = 0; i < 10; i++)
+		check_comp(e, &comps[i], i, f, len,
+			   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+}
+
+static int setup_small_comp(void **state)
+{
+	return setup_with(state, NULL, 1, 16);
+}
+
+/* The driver's rx completion ring is full: frames wait on the wire, none is lost. */
+static void test_rx_completion_ring_full(void **state)
+{
+	struct h_env *e = *state;
+	enum { N = 60 };
+	static uint8_t f[N][256];
+	uint32_t len[N];
+	unsigned int got = 0, i;
+
+	assert_int_equal(h_rx_post(e, 0, 0, N), VNIC_H_SUCCESS);
+	for (i = 0; i < N; i++) {
+		len[i] = mk(e, false, VNIC_IPPROTO_UDP, 20 + i, (uint16_t)(100 + i), f[i]);
+		h_wire_inject(e, f[i], len[i]);
+	}
+	h_run_for(e, 1000000);
+	assert_true(h_ctr(e, "rx0_comp_busy") > 0);
+	while (got < N) {
+		unsigned int n = h_rx_comps(e, 0, comps + got, MAXC - got);
+
+		got += n;
+		if (!n)
+			h_run_for(e, 200000);
+	}
+	assert_true(h_run(e));
+	for (i = 0; i < N; i++)
+		check_comp(e, &comps[i], i, f[i], len[i],
+			   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+	assert_int_equal(h_ctr(e, "rx0_comp_lost"), 0);
+	assert_int_equal(h_ctr(e, "rx0_drop_no_buffer"), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rx_flags, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_no_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_add_hostile, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_rss, setup_rss, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_link_down_forgets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_buffer_unmapped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_too_big, setup_jumbo_wire, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_delayed_wire, setup_delay, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_completion_ring_full, setup_small_comp,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
