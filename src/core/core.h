@@ -344,7 +344,7 @@ void vnic_txq_reset(struct vnic_txq *txq, uint64_t now_ns);
  * "rx1_replenish_calls"), drops carry their reason ("tx0_drop_bad_ioba").
  * ------------------------------------------------------------------------- */
 
-enum { VNIC_COUNTER_NAME_MAX = 48 };
+enum { VNIC_COUNTER_NAME_MAX = 64 };
 
 struct vnic_counter {
 	char name[VNIC_COUNTER_NAME_MAX];

@@ -265,8 +265,13 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 			return VNIC_H_BUSY;
 		}
 	}
+	/*
+	 * Publish last to first: the first entry's valid bit goes out last, so a
+	 * consumer that acquires it also sees every entry after it in the batch
+	 * (a tx descriptor and its header descriptors are one unit).
+	 */
 	mask = q->size - 1;
-	for (i = 0; i < count; i++)
+	for (i = count; i-- > 0;)
 		entry_publish(&q->ring[(q->prod + i) & mask], &src[i], src[i].first);
 	q->prod = (q->prod + count) & mask;
 	ctr_add(&slot->sends_indirect, 1);
