@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RX: the NAPI poll and rx buffer replenish (refs/ibmvnic.md sections 3.3,
+ * 3.4).
+ *
+ * One NAPI per rx queue, its interrupt the rx completion ring's. A poll
+ * takes up to budget completions, checks each correlator (in range, posted)
+ * and the frame's offset and length against the posted buffer, copies the
+ * frame out of the long-term buffer into a host packet (the buffer is free
+ * again at once), sets the checksum state from the device's flags and the
+ * RSS hash from the frame, and hands it to vnic_deliver (GRO, list batching
+ * or both: seed 003). Then it replenishes, when the pool is low (seed 000
+ * patch 1) or, with the "before" policy, after every poll under budget too.
+ *
+ * tx-reclaim=napi (seed 004, as virtio-net): the same poll first reclaims
+ * the tx queues mapped to it; their completion interrupts schedule it and
+ * are masked and re-armed with it.
+ */
+#include <string.h>
+
+#include "driver/drv_int.h"
+
+/* --- interrupts -------------------------------------------------------------- */
+
+void vnic_drv_rxc_irq(void *ctx)
+{
+	vnic_napi_schedule(&((struct drv_rxq *)ctx)->napi);
+}
+
+static void rxc_enable(void *ctx)
+{
+	vnic_hv_subcrq_irq_enable(((struct drv_rxq *)ctx)->comp);
+}
+
+static void rxc_disable(void *ctx)
+{
+	vnic_hv_subcrq_irq_disable(((struct drv_rxq *)ctx)->comp);
+}
+
+static bool rxc_pending(void *ctx)
+{
+	return vnic_subcrq_pending(((struct drv_rxq *)ctx)->comp);
+}
+
+const struct vnic_irq_ops vnic_drv_rxc_irq_ops = {
+	.enable = rxc_enable,
+	.disable = rxc_disable,
+	.pending = rxc_pending,
+};
+
+/* tx-reclaim=napi: the rx ring and the tx completion rings mapped here, as one source. */
+static uint32_t napi_txmask(const struct drv_rxq *rxq)
+{
+	return atomic_load_explicit(&((struct drv_rxq *)rxq)->txmask, memory_order_relaxed);
+}
+
+static void rxc_napi_enable(void *ctx)
+{
+	struct drv_rxq *rxq = ctx;
+	uint32_t m;
+
+	for (m = napi_txmask(rxq); m; m &= m - 1)
+		vnic_hv_subcrq_irq_enable(rxq->drv->txq[__builtin_ctz(m)].comp);
+	vnic_hv_subcrq_irq_enable(rxq->comp);
+}
+
+static void rxc_napi_disable(void *ctx)
+{
+	struct drv_rxq *rxq = ctx;
+	uint32_t m;
+
+	vnic_hv_subcrq_irq_disable(rxq->comp);
+	for (m = napi_txmask(rxq); m; m &= m - 1)
+		vnic_hv_subcrq_irq_disable(rxq->drv->txq[__builtin_ctz(m)].comp);
+}
+
+static bool rxc_napi_pending(void *ctx)
+{
+	struct drv_rxq *rxq = ctx;
+	uint32_t m;
+
+	if (vnic_subcrq_pending(rxq->comp))
+		return true;
+	for (m = napi_txmask(rxq); m; m &= m - 1)
+		if (vnic_subcrq_pending(rxq->drv->txq[__builtin_ctz(m)].comp))
+			return true;
+	return false;
+}
+
+const struct vnic_irq_ops vnic_drv_rxc_napi_irq_ops = {
+	.enable = rxc_napi_enable,
+	.disable = rxc_napi_disable,
+	.pending = rxc_napi_pending,
+};
+
+/* --- replenish ------------------------------------------------------------------ */
+
+static void buf_free(struct drv_rxq *rxq, uint32_t idx)
+{
+	rxq->pool.free_map[rxq->pool.nfree++] = idx;
+}
+
+/* Sends n rx buffer adds from the indirect array; a failure gives them all back. */
+static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
+{
+	struct vnic_drv *drv = rxq->drv;
+	long rc;
+	uint32_t i;
+
+	drv_dma_wmb();
+	rc = vnic_hv_send_subcrq_indirect(drv->hv, VNIC_HV_CLIENT, rxq->add_handle, rxq->ind_ioba,
+					  n);
+	if (vnic_likely(rc == VNIC_H_SUCCESS)) {
+		rxq->nposted += n;
+		ctr_add(&rxq->st.replenish_buffers, n);
+		return true;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t idx = (uint32_t)vnic_be64_get(&rxq->ind[i].rx_add.correlator);
+
+		rxq->posted[idx] = 0;
+		buf_free(rxq, idx);
+	}
+	ctr_add(&rxq->st.replenish_errors, n);
+	if (rc == VNIC_H_PARAMETER && drv->cur_ind > VNIC_SAFE_IND_DESCS) {
+		drv->cur_ind = VNIC_SAFE_IND_DESCS;
+		ctr_inc(&drv->st.ind_fallbacks);
+	} else if (rc == VNIC_H_CLOSED) {
+		ctr_set(&drv->carrier, 0);
+	}
+	return false;
+}
+
+/* Rx adds always go indirect, in batches of the indirect limit (section 3.4). */
+unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq)
+{
+	struct vnic_drv *drv = rxq->drv;
+	struct drv_pool *p = &rxq->pool;
+	uint32_t n = 0, before = rxq->nposted;
+
+	ctr_inc(&rxq->st.replenish_calls);
+	while (rxq->nposted + n < drv->rx_entries && p->nfree) {
+		uint32_t idx = p->free_map[--p->nfree];
+		struct vnic_rx_add *a = &rxq->ind[n++].rx_add;
+
+		memset(a, 0, sizeof(*a));
+		a->first = VNIC_SUBCRQ_VALID;
+		vnic_be64_put(&a->correlator, idx);
+		vnic_be32_put(&a->ioba, (uint32_t)pool_ioba(p, idx));
+		a->map_id = pool_ltb(p, idx)->map_id;
+		vnic_be24_put(&a->len, rxq->post_len);
+		rxq->posted[idx] = 1;
+		if (n == drv->cur_ind) {
+			if (!rx_flush(rxq, n))
+				return rxq->nposted - before;
+			n = 0;
+		}
+	}
+	if (n)
+		rx_flush(rxq, n);
+	return rxq->nposted - before;
+}
+
+void vnic_drv_rx_forget(struct drv_rxq *rxq)
+{
+	const union vnic_subcrq_entry *e;
+	uint32_t i;
+
+	/* Completions still in the ring are dropped with the buffers they name. */
+	while ((e = vnic_subcrq_peek(rxq->comp)))
+		vnic_subcrq_consume(rxq->comp);
+	for (i = 0; i < rxq->pool.count; i++) {
+		if (rxq->posted[i]) {
+			rxq->posted[i] = 0;
+			buf_free(rxq, i);
+		}
+	}
+	rxq->nposted = 0;
+}
+
+/* --- poll ------------------------------------------------------------------------ */
+
+/* Headers, checksum state and flow hash of a received frame. */
+static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, uint16_t tci)
+{
+	struct vnic_hdrs h;
+
+	if (vnic_likely(vnic_parse_frame(pkt->data, pkt->len, &h) == VNIC_PARSE_OK)) {
+		pkt->l2_len = h.l2_len;
+		pkt->l3_proto = h.l3_proto;
+		pkt->l3_len = h.l3_len;
+		pkt->l4_proto = (h.flags & VNIC_HDRS_F_L4) ? h.l4_proto : 0;
+		pkt->l4_len = h.l4_len;
+		pkt->flags |= VNIC_PKT_F_PARSED;
+		/* The RSS hash spreads GRO buckets as a NIC's does (refs/netdev.md section 3). */
+		pkt->hash = vnic_rss_hash_frame(rxq->drv->netdev.rss_key, pkt->data, &h);
+	} else {
+		ctr_inc(&rxq->st.parse_errors);
+	}
+	/* CHECKSUM_UNNECESSARY only if both are good (section 3.3 step 8). */
+	if ((flags & VNIC_RXC_IP_CHKSUM_GOOD) && (flags & VNIC_RXC_TCP_UDP_CHKSUM_GOOD)) {
+		pkt->ip_summed = VNIC_CSUM_UNNECESSARY;
+		ctr_inc(&rxq->st.csum_unnecessary);
+	}
+	if (flags & VNIC_RXC_VLAN_STRIPPED) {
+		pkt->vlan_tci = tci;
+		pkt->flags |= VNIC_PKT_F_VLAN;
+	}
+}
+
+int vnic_drv_rx_poll(struct vnic_napi *napi, int budget)
+{
+	struct drv_rxq *rxq = vnic_container_of(napi, struct drv_rxq, napi);
+	struct vnic_drv *drv = rxq->drv;
+	const union vnic_subcrq_entry *e;
+	int frames = 0;
+
+	ctr_inc(&rxq->st.polls);
+	if (drv_reclaim_napi(drv)) {
+		/* tx completions first, and unbudgeted (napi.rst) */
+		for (uint32_t m = napi_txmask(rxq); m; m &= m - 1)
+			vnic_drv_tx_reclaim(&drv->txq[__builtin_ctz(m)]);
+	}
+	if (vnic_unlikely(!rxq->running))
+		return 0;
+
+	/* peek's acquire is the dma_rmb: the frame in the LTB is read after the entry. */
+	while (frames < budget && (e = vnic_subcrq_peek(rxq->comp))) {
+		uint64_t corr = vnic_be64_get(&e->rx_comp.correlator);
+		uint32_t len = vnic_be32_get(&e->rx_comp.len);
+		uint32_t off = vnic_be16_get(&e->rx_comp.off_frame_data);
+		uint16_t rc = vnic_be16_get(&e->rx_comp.rc);
+		uint16_t tci = vnic_be16_get(&e->rx_comp.vlan_tci);
+		uint8_t flags = e->rx_comp.flags;
+		struct vnic_pkt *pkt;
+		uint32_t idx;
+
+		vnic_subcrq_consume(rxq->comp);
+		frames++;
+		if (vnic_unlikely(corr >= rxq->pool.count || !rxq->posted[corr])) {
+			ctr_inc(&rxq->st.bad_correlator);
+			continue;
+		}
+		idx = (uint32_t)corr;
+		rxq->posted[idx] = 0;
+		rxq->nposted--;
+		if (vnic_unlikely(rc)) {
+			ctr_inc(&rxq->st.drop_rc);
+			goto recycle;
+		}
+		if (vnic_unlikely(len < VNIC_ETH_HLEN || off > rxq->post_len ||
+				  len > rxq->post_len - off)) {
+			ctr_inc(&rxq->st.drop_bad_len);
+			goto recycle;
+		}
+		pkt = vnic_pkt_alloc(&rxq->pkts);
+		if (vnic_unlikely(!pkt)) {
+			ctr_inc(&rxq->st.drop_no_pkt);
+			goto recycle;
+		}
+		memcpy(pkt->data, pool_addr(&rxq->pool, idx) + off, len);
+		pkt->len = len;
+		buf_free(rxq, idx);
+		rx_meta(rxq, pkt, flags, tci);
+		ctr_inc(&rxq->st.packets);
+		ctr_add(&rxq->st.bytes, len);
+		vnic_deliver_rx(&rxq->deliver, pkt);
+		continue;
+	recycle:
+		buf_free(rxq, idx);
+	}
+	vnic_deliver_flush(&rxq->deliver);
+
+	/*
+	 * Seed 000 patch 1: a poll under budget is not a reason to refill; a
+	 * pool below half is. The "before" refills after every such poll.
+	 */
+	if (rxq->nposted < drv->rx_entries / 2 ||
+	    (drv->cfg.rx_replenish == VNIC_DRV_REPLENISH_ALWAYS && frames < budget))
+		vnic_drv_rx_replenish(rxq);
+	return frames;
+}

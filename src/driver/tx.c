@@ -1,0 +1,765 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TX: xmit and tx completion (refs/ibmvnic.md sections 3.1 and 3.2).
+ *
+ * xmit copies the packet into a slot of a long-term buffer (the TSO pool for
+ * a superpacket), frees the host's packet at once (its cookie and length are
+ * kept in the slot: nothing touches the packet after the send, the lesson of
+ * CVE-2025-21855), writes a TX descriptor and, when the device's
+ * TX_RX_DESC_REQ byte for the packet's class asks for it, header
+ * descriptors. A lone plain packet goes by send_subcrq (direct); the rest
+ * is batched in the queue's indirect array and flushed when the next packet
+ * would not fit or when BQL says ring the doorbell.
+ *
+ * Flow control: `used` counts sub-CRQ entries in flight. The queue stops
+ * while the next packet might not fit (used + VNIC_MAX_TX_ELEMS > entries,
+ * or no TSO slot left) and wakes at half. The stop comes before the BQL
+ * call, so a stop in the middle of an xmit_more burst still rings the
+ * doorbell (vnic_txq_sent returns "stopped").
+ *
+ * Completion drains the tx completion ring, checks every count and
+ * correlator before touching a slot, returns the slots, tells the host
+ * (tx_done) and reports to BQL once per round (or per entry: the "before"
+ * of seed 000 patch 6).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "driver/drv_int.h"
+
+/* --- interrupts ------------------------------------------------------------ */
+
+void vnic_drv_txc_irq(void *ctx)
+{
+	struct drv_txq *txq = ctx;
+	struct vnic_drv *drv = txq->drv;
+
+	if (drv_reclaim_napi(drv)) {
+		uint32_t r = atomic_load_explicit(&txq->napi_rxq, memory_order_relaxed);
+
+		vnic_napi_schedule(&drv->rxq[r].napi);
+		return;
+	}
+	vnic_napi_schedule(&txq->napi);
+}
+
+static void txc_enable(void *ctx)
+{
+	vnic_hv_subcrq_irq_enable(((struct drv_txq *)ctx)->comp);
+}
+
+static void txc_disable(void *ctx)
+{
+	vnic_hv_subcrq_irq_disable(((struct drv_txq *)ctx)->comp);
+}
+
+static bool txc_pending(void *ctx)
+{
+	return vnic_subcrq_pending(((struct drv_txq *)ctx)->comp);
+}
+
+const struct vnic_irq_ops vnic_drv_txc_irq_ops = {
+	.enable = txc_enable,
+	.disable = txc_disable,
+	.pending = txc_pending,
+};
+
+/* --- slots ------------------------------------------------------------------ */
+
+static void host_tx_done(struct drv_txq *txq, uint32_t cookie, uint32_t bytes, int status)
+{
+	struct vnic_netdev *nd = &txq->drv->netdev;
+
+	if (vnic_likely(nd->host && nd->host->tx_done))
+		nd->host->tx_done(nd->host_ctx, txq->idx, cookie, bytes, status);
+}
+
+void vnic_drv_txq_wake_cb(void *ctx, struct vnic_txq *q)
+{
+	struct drv_txq *txq = ctx;
+	struct vnic_netdev *nd = &txq->drv->netdev;
+
+	(void)q;
+	if (nd->host && nd->host->tx_wake)
+		nd->host->tx_wake(nd->host_ctx, txq->idx);
+}
+
+/* The slot a correlator names if it is ours and in flight; NULL otherwise. */
+static struct tx_slot *slot_lookup(struct drv_txq *txq, uint32_t corr, struct drv_pool **pool)
+{
+	struct tx_slot *s;
+	uint32_t idx = corr & ~VNIC_TX_CORR_TSO;
+
+	if (corr & VNIC_TX_CORR_TSO) {
+		if (vnic_unlikely(idx >= txq->tso.count))
+			return NULL;
+		s = &txq->tso_slots[idx];
+		*pool = &txq->tso;
+	} else {
+		if (vnic_unlikely(idx >= txq->pool.count))
+			return NULL;
+		s = &txq->slots[idx];
+		*pool = &txq->pool;
+	}
+	return vnic_likely(s->in_use) ? s : NULL;
+}
+
+/* Gives a slot back; tells the host unless it was told at xmit (orphan). */
+static void slot_release(struct drv_txq *txq, struct drv_pool *pool, struct tx_slot *s,
+			 uint32_t corr, int status)
+{
+	s->in_use = false;
+	pool->free_map[pool->nfree++] = corr & ~VNIC_TX_CORR_TSO;
+	txq->used = txq->used > s->nent ? txq->used - s->nent : 0;
+	if (status != VNIC_TX_DONE_OK)
+		ctr_inc(&txq->st.dropped_packets);
+	if (!s->orphaned)
+		host_tx_done(txq, s->cookie, s->bytes, status);
+}
+
+static void maybe_wake(struct drv_txq *txq)
+{
+	if (!(atomic_load_explicit(&txq->txq.state, memory_order_relaxed) & VNIC_TXQ_DRV_XOFF))
+		return;
+	if (!txq->running || txq->used > txq->entries / 2 || txq->tso.nfree < txq->tso.count / 2)
+		return;
+	ctr_inc(&txq->st.wakes);
+	vnic_txq_wake(&txq->txq);
+}
+
+static void bql_completed(struct drv_txq *txq, uint32_t pkts, uint32_t bytes)
+{
+	if (!bytes)
+		return;
+	ctr_inc(&txq->st.bql_completed_calls);
+	vnic_txq_completed(&txq->txq, pkts, bytes, vnic_now_ns());
+}
+
+/* --- submit -------------------------------------------------------------------- */
+
+static void flush_error(struct drv_txq *txq, long rc)
+{
+	struct vnic_drv *drv = txq->drv;
+
+	ctr_inc(&txq->st.flush_errors);
+	switch (rc) {
+	case VNIC_H_BUSY:
+		ctr_inc(&txq->st.flush_rc_busy);
+		break;
+	case VNIC_H_PARAMETER:
+		ctr_inc(&txq->st.flush_rc_parameter);
+		/*
+		 * The hypervisor may allow fewer entries per indirect send than
+		 * negotiated (POWER8: 16). Upstream falls back to the safe
+		 * number for good; the batch itself is lost (3c14917953a5).
+		 */
+		if (drv->cur_ind > VNIC_SAFE_IND_DESCS) {
+			drv->cur_ind = VNIC_SAFE_IND_DESCS;
+			ctr_inc(&drv->st.ind_fallbacks);
+		}
+		break;
+	case VNIC_H_CLOSED:
+		/*
+		 * The partner is gone. As ibmvnic: every queue stops and the
+		 * carrier drops; nothing wakes them but the bring-up that
+		 * follows the transport event.
+		 */
+		ctr_inc(&txq->st.flush_rc_closed);
+		ctr_set(&drv->carrier, 0);
+		for (unsigned int i = 0; i < drv->ntx; i++) {
+			struct drv_txq *t = &drv->txq[i];
+
+			t->running = false;
+			if (!vnic_txq_stopped(&t->txq))
+				ctr_inc(&t->st.stops);
+			vnic_txq_stop(&t->txq);
+		}
+		break;
+	default:
+		ctr_inc(&txq->st.flush_rc_other);
+		break;
+	}
+}
+
+void vnic_drv_tx_unwind_batch(struct drv_txq *txq)
+{
+	uint32_t i = 0, pkts = 0, bytes = 0;
+
+	/* Our own memory, written by xmit: the descriptors are trusted here. */
+	while (i < txq->ind_n) {
+		const union vnic_subcrq_entry *e = &txq->ind[i];
+		uint32_t corr, n = 1;
+		struct drv_pool *pool;
+		struct tx_slot *s;
+
+		if (e->generic.type == VNIC_TX_DESC) {
+			corr = vnic_be32_get(&e->tx.correlator);
+			n = e->tx.n_crq_elem ? e->tx.n_crq_elem : 1;
+			s = slot_lookup(txq, corr, &pool);
+			if (s) {
+				pkts++;
+				bytes += s->bytes;
+				ctr_inc(&txq->st.drops[TXD_FLUSH]);
+				slot_release(txq, pool, s, corr, VNIC_TX_DONE_DROPPED);
+			}
+		}
+		i += n;
+	}
+	txq->ind_n = 0;
+	txq->batch_pkts = 0;
+	txq->batch_bytes = 0;
+	/* BQL counted these bytes at xmit: they will never complete otherwise. */
+	bql_completed(txq, pkts, bytes);
+	maybe_wake(txq);
+}
+
+static long tx_flush(struct drv_txq *txq)
+{
+	long rc;
+
+	if (!txq->ind_n)
+		return VNIC_H_SUCCESS;
+	drv_dma_wmb();
+	rc = vnic_hv_send_subcrq_indirect(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle,
+					  txq->ind_ioba, txq->ind_n);
+	if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
+		flush_error(txq, rc);
+		vnic_drv_tx_unwind_batch(txq);
+		return rc;
+	}
+	ctr_inc(&txq->st.indirect_flushes);
+	ctr_add(&txq->st.batched_packets, txq->batch_pkts);
+	ctr_add(&txq->st.bytes, txq->batch_bytes);
+	txq->ind_n = 0;
+	txq->batch_pkts = 0;
+	txq->batch_bytes = 0;
+	return rc;
+}
+
+static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e)
+{
+	drv_dma_wmb();
+	return vnic_hv_send_subcrq(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle, e);
+}
+
+/* --- descriptors ------------------------------------------------------------------ */
+
+/*
+ * The headers the device asked for (refs/ibmvnic.md section 2.2): the
+ * requested ones of L2, L3, L4, concatenated, at most three ranges of the
+ * packet (adjacent ones merged).
+ */
+struct hdr_plan {
+	uint8_t field; /* VNIC_DESC_REQ_L2/L3/L4 asked for */
+	uint8_t nr;
+	uint16_t len[3]; /* l2, l3, l4 lengths as reported (0 if not asked) */
+	uint32_t total;
+	uint32_t off[3], n[3];
+	unsigned int ndesc;
+};
+
+static int hdr_plan(struct hdr_plan *hp, const struct vnic_pkt *pkt, uint8_t req)
+{
+	static const uint8_t bit[3] = {VNIC_DESC_REQ_L2, VNIC_DESC_REQ_L3, VNIC_DESC_REQ_L4};
+	uint32_t off = 0, lens[3] = {pkt->l2_len, pkt->l3_len, pkt->l4_len};
+	unsigned int i;
+
+	memset(hp, 0, sizeof(*hp));
+	if (!(req & VNIC_DESC_REQ_HDRS))
+		return 0;
+	hp->field = req & (VNIC_DESC_REQ_L2 | VNIC_DESC_REQ_L3 | VNIC_DESC_REQ_L4);
+	for (i = 0; i < 3; i++) {
+		if ((hp->field & bit[i]) && lens[i]) {
+			hp->len[i] = (uint16_t)lens[i];
+			if (hp->nr && hp->off[hp->nr - 1] + hp->n[hp->nr - 1] == off) {
+				hp->n[hp->nr - 1] += lens[i];
+			} else {
+				hp->off[hp->nr] = off;
+				hp->n[hp->nr++] = lens[i];
+			}
+			hp->total += lens[i];
+		}
+		off += lens[i];
+	}
+	if (hp->total > VNIC_MAX_HDR_BYTES || off > pkt->len)
+		return -EINVAL;
+	hp->ndesc = vnic_hdr_descs_needed(hp->total);
+	return 0;
+}
+
+static void hdr_desc_head(union vnic_subcrq_entry *e, const struct hdr_plan *hp)
+{
+	e->hdr.first = VNIC_SUBCRQ_VALID;
+	e->hdr.type = VNIC_HDR_DESC;
+	e->hdr.len = (uint8_t)hp->total;
+	e->hdr.l2_len = (uint8_t)hp->len[0];
+	vnic_be16_put(&e->hdr.l3_len, hp->len[1]);
+	e->hdr.l4_len = (uint8_t)hp->len[2];
+	/* flag = requirement bits << 1 (L2 0x40 -> 0x80 ...) */
+	e->hdr.flag = (uint8_t)(hp->field << 1);
+}
+
+static void hdr_ext_head(union vnic_subcrq_entry *e, uint32_t n)
+{
+	e->hdr_ext.first = VNIC_SUBCRQ_VALID;
+	e->hdr_ext.type = VNIC_HDR_EXT_DESC;
+	e->hdr_ext.len = (uint8_t)n;
+}
+
+/*
+ * tx-hdr-build=direct (seed 000 patches 2-3, "after"): each descriptor is
+ * written in place in the indirect array, its header bytes copied once,
+ * straight from the packet.
+ */
+static void hdrs_direct(union vnic_subcrq_entry *e, const struct vnic_pkt *pkt,
+			const struct hdr_plan *hp)
+{
+	unsigned int r = 0, d;
+	uint32_t roff = 0;
+
+	for (d = 0; d < hp->ndesc; d++) {
+		uint8_t *dst;
+		uint32_t room, fill = 0;
+
+		if (!d) {
+			hdr_desc_head(&e[d], hp);
+			dst = e[d].hdr.data;
+			room = VNIC_HDR_DESC_BYTES;
+		} else {
+			dst = e[d].hdr_ext.data;
+			room = VNIC_HDR_EXT_BYTES;
+		}
+		while (fill < room && r < hp->nr) {
+			uint32_t n = hp->n[r] - roff;
+
+			if (n > room - fill)
+				n = room - fill;
+			memcpy(dst + fill, pkt->data + hp->off[r] + roff, n);
+			fill += n;
+			roff += n;
+			if (roff == hp->n[r]) {
+				r++;
+				roff = 0;
+			}
+		}
+		if (d)
+			hdr_ext_head(&e[d], fill);
+		/* no stale bytes of an older packet after the headers */
+		memset(dst + fill, 0, room - fill);
+	}
+}
+
+/*
+ * tx-hdr-build=copy (the "before"): the headers are gathered into a
+ * temporary buffer, each descriptor is built in a local variable and then
+ * copied into the array, as ibmvnic did before d95f749a0b5e.
+ */
+static void hdrs_copy(union vnic_subcrq_entry *e, const struct vnic_pkt *pkt,
+		      const struct hdr_plan *hp)
+{
+	uint8_t hdr_data[VNIC_MAX_HDR_BYTES];
+	uint32_t len = 0, done = 0;
+	unsigned int r, d;
+
+	memset(hdr_data, 0, sizeof(hdr_data));
+	for (r = 0; r < hp->nr; r++) {
+		memcpy(hdr_data + len, pkt->data + hp->off[r], hp->n[r]);
+		len += hp->n[r];
+	}
+	for (d = 0; d < hp->ndesc; d++) {
+		union vnic_subcrq_entry tmp;
+		uint32_t n;
+
+		memset(&tmp, 0, sizeof(tmp));
+		if (!d) {
+			n = len < VNIC_HDR_DESC_BYTES ? len : VNIC_HDR_DESC_BYTES;
+			hdr_desc_head(&tmp, hp);
+			memcpy(tmp.hdr.data, hdr_data, n);
+		} else {
+			n = len - done < VNIC_HDR_EXT_BYTES ? len - done : VNIC_HDR_EXT_BYTES;
+			hdr_ext_head(&tmp, n);
+			memcpy(tmp.hdr_ext.data, hdr_data + done, n);
+		}
+		done += n;
+		e[d] = tmp;
+	}
+}
+
+/* What the descriptor says about the packet's protocols (section 2.1 flags1). */
+static uint8_t prot_flags(const struct vnic_pkt *pkt)
+{
+	uint8_t f = 0;
+
+	if (pkt->l3_proto == VNIC_ETH_P_IP)
+		f |= VNIC_TX_PROT_IPV4;
+	else if (pkt->l3_proto == VNIC_ETH_P_IPV6)
+		f |= VNIC_TX_PROT_IPV6;
+	if (pkt->l4_proto == VNIC_IPPROTO_TCP)
+		f |= VNIC_TX_PROT_TCP;
+	else if (pkt->l4_proto == VNIC_IPPROTO_UDP)
+		f |= VNIC_TX_PROT_UDP;
+	return f;
+}
+
+static void tx_desc_fill(union vnic_subcrq_entry *e, const struct drv_pool *pool, uint32_t idx,
+			 uint32_t corr, uint32_t len, uint8_t nent, uint8_t flags1, uint16_t mss)
+{
+	memset(e, 0, sizeof(*e));
+	e->tx.first = VNIC_SUBCRQ_VALID;
+	e->tx.type = VNIC_TX_DESC;
+	e->tx.n_crq_elem = nent;
+	e->tx.n_sge = 1;
+	e->tx.flags1 = flags1;
+	vnic_be16_put(&e->tx.mss, mss);
+	vnic_be32_put(&e->tx.correlator, corr);
+	vnic_be16_put(&e->tx.dma_reg, pool_ltb(pool, idx)->map_id);
+	vnic_be32_put(&e->tx.sge_len, len);
+	vnic_be64_put(&e->tx.ioba, pool_ioba(pool, idx));
+}
+
+/* --- xmit ----------------------------------------------------------------------- */
+
+/* Offloads negotiated for this packet's class. */
+static bool csum_ok(const struct vnic_drv *drv, const struct vnic_pkt *pkt)
+{
+	bool v4 = pkt->l3_proto == VNIC_ETH_P_IP, v6 = pkt->l3_proto == VNIC_ETH_P_IPV6;
+	uint32_t l4_off = (uint32_t)pkt->l2_len + pkt->l3_len;
+
+	/* The device sums from the L4 header it finds: the packet must agree. */
+	if (pkt->csum_start != l4_off)
+		return false;
+	if (pkt->l4_proto == VNIC_IPPROTO_TCP)
+		return (v4 && drv->ol.tcp4) || (v6 && drv->ol.tcp6);
+	if (pkt->l4_proto == VNIC_IPPROTO_UDP)
+		return (v4 && drv->ol.udp4) || (v6 && drv->ol.udp6);
+	return false;
+}
+
+static bool lso_ok(const struct vnic_drv *drv, const struct vnic_pkt *pkt)
+{
+	bool v4 = pkt->l3_proto == VNIC_ETH_P_IP, v6 = pkt->l3_proto == VNIC_ETH_P_IPV6;
+
+	if (!((v4 && drv->ol.lso4) || (v6 && drv->ol.lso6)))
+		return false;
+	if (pkt->gso_type & (VNIC_GSO_TCPV4 | VNIC_GSO_TCPV6))
+		return pkt->l4_proto == VNIC_IPPROTO_TCP;
+	if (pkt->gso_type & VNIC_GSO_UDP_L4)
+		return pkt->l4_proto == VNIC_IPPROTO_UDP;
+	return false;
+}
+
+/* The L3 MTU behind an Ethernet header and, for a tagged frame, its tag. */
+static uint32_t max_frame(const struct vnic_drv *drv, const struct vnic_pkt *pkt)
+{
+	return drv->mtu + VNIC_ETH_HLEN + (pkt->l2_len > VNIC_ETH_HLEN ? VNIC_VLAN_HLEN : 0);
+}
+
+/* A packet not taken: the host hears at once, nothing is kept. */
+static int xmit_drop(struct drv_txq *txq, struct vnic_pkt *pkt, enum tx_drop why)
+{
+	uint32_t cookie = pkt->priv, bytes = pkt->len;
+
+	ctr_inc(&txq->st.drops[why]);
+	ctr_inc(&txq->st.dropped_packets);
+	vnic_pkt_free(pkt);
+	host_tx_done(txq, cookie, bytes, VNIC_TX_DONE_DROPPED);
+	return VNIC_TX_OK;
+}
+
+static void lazy_timer_arm(struct drv_txq *txq)
+{
+	if (txq->timer_armed || !txq->used)
+		return;
+	txq->timer_armed = true;
+	vnic_poller_set_timer(&txq->napi.poller, vnic_now_ns() + txq->drv->cfg.reclaim_ns);
+}
+
+static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bool more)
+{
+	struct vnic_drv *drv = nd->priv;
+	union vnic_subcrq_entry local[VNIC_MAX_TX_ELEMS], *e;
+	enum vnic_drv_tx_csum csum_policy = drv->cfg.tx_csum;
+	struct hdr_plan hp;
+	struct drv_txq *txq;
+	struct drv_pool *pool;
+	struct tx_slot *slot;
+	uint32_t len, idx, corr, cookie;
+	uint8_t req, flags1, nent;
+	bool gso, partial, direct;
+	uint16_t mss = 0;
+
+	if (vnic_unlikely(q >= drv->qtx)) {
+		ctr_inc(&drv->st.drop_bad_queue);
+		vnic_pkt_free(pkt);
+		return VNIC_TX_OK;
+	}
+	txq = &drv->txq[q];
+	if (vnic_unlikely(vnic_txq_stopped(&txq->txq))) {
+		ctr_inc(&txq->st.busy);
+		return VNIC_TX_BUSY;
+	}
+	if (vnic_unlikely(!txq->running))
+		return xmit_drop(txq, pkt, TXD_DOWN);
+
+	len = pkt->len;
+	gso = pkt->gso_type != VNIC_GSO_NONE;
+	partial = pkt->ip_summed == VNIC_CSUM_PARTIAL;
+	if (vnic_unlikely(len < VNIC_ETH_HLEN))
+		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
+	/* Headers are needed for the descriptor flags and any header descriptor. */
+	if (!(pkt->flags & VNIC_PKT_F_PARSED) && vnic_parse_pkt(pkt) != VNIC_PARSE_OK &&
+	    (gso || partial))
+		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
+
+	if (gso) {
+		int segs = vnic_gso_count(pkt);
+
+		if (vnic_unlikely(segs < 1 || !lso_ok(drv, pkt) || len > drv->gso_max ||
+				  len > txq->tso.buf_size || pkt->gso_size < drv->min_mss))
+			return xmit_drop(txq, pkt, TXD_BAD_GSO);
+		/* One segment: a plain checksum-offload packet (some backings refuse LSO of 1). */
+		if (segs == 1 && len <= max_frame(drv, pkt))
+			gso = false;
+	}
+	if (!gso && vnic_unlikely(len > max_frame(drv, pkt)))
+		return xmit_drop(txq, pkt, TXD_TOO_LONG);
+
+	/* A checksum the device was not asked to do is done here. */
+	if (partial && !gso && !csum_ok(drv, pkt)) {
+		if (vnic_csum_help(pkt))
+			return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
+		ctr_inc(&txq->st.csum_sw);
+		partial = false;
+	}
+
+	/* Seed 000 patch 5 (and the Oct 2024 fix): direct only if the device wants no headers. */
+	direct = drv->cfg.tx_submit == VNIC_DRV_SUBMIT_AUTO && !gso && !txq->ind_n && !more &&
+		 !(drv->req_plain & VNIC_DESC_REQ_HDRS);
+	if (direct && partial && (drv->req_csum & VNIC_DESC_REQ_HDRS)) {
+		if (csum_policy == VNIC_DRV_CSUM_SW_DIRECT) {
+			/* Seed 000 patch 7: summing a small packet beats an indirect hcall. */
+			if (vnic_csum_help(pkt) == 0) {
+				ctr_inc(&txq->st.csum_sw);
+				partial = false;
+			} else {
+				direct = false;
+			}
+		} else if (csum_policy == VNIC_DRV_CSUM_HW_HEADERS) {
+			direct = false;
+		}
+	}
+	req = gso ? drv->req_lso : partial ? drv->req_csum : drv->req_plain;
+	/* hw-noheaders: the offload goes without the headers asked for (seed 001's "before"). */
+	if (partial && !gso && csum_policy == VNIC_DRV_CSUM_HW_NOHEADERS)
+		req = 0;
+	if (vnic_unlikely(hdr_plan(&hp, pkt, req)))
+		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
+	if (hp.ndesc)
+		direct = false;
+	nent = (uint8_t)(1 + hp.ndesc);
+	if (vnic_unlikely(nent > drv->cur_ind))
+		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
+
+	/* Seed 004 "before": completions are looked at only when the ring fills up. */
+	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY && txq->used >= txq->entries / 4 * 3) {
+		ctr_inc(&txq->st.xmit_reclaims);
+		vnic_drv_tx_reclaim(txq);
+	}
+	pool = gso ? &txq->tso : &txq->pool;
+	if (vnic_unlikely(txq->used + nent > txq->entries || !pool->nfree)) {
+		/* Cannot happen with the early stop; never strand a batch if it does. */
+		if (!vnic_txq_stopped(&txq->txq))
+			ctr_inc(&txq->st.stops);
+		vnic_txq_stop(&txq->txq);
+		tx_flush(txq);
+		ctr_inc(&txq->st.busy);
+		return VNIC_TX_BUSY;
+	}
+
+	idx = pool->free_map[--pool->nfree];
+	slot = gso ? &txq->tso_slots[idx] : &txq->slots[idx];
+	corr = idx | (gso ? VNIC_TX_CORR_TSO : 0);
+	memcpy(pool_addr(pool, idx), pkt->data, len);
+
+	flags1 = VNIC_TX_COMP_NEEDED | prot_flags(pkt);
+	if (partial || gso) {
+		flags1 |= VNIC_TX_CHKSUM_OFFLOAD;
+		ctr_inc(&txq->st.csum_offload);
+	}
+	if (gso) {
+		flags1 |= VNIC_TX_LSO;
+		mss = pkt->gso_size;
+		ctr_inc(&txq->st.lso_packets);
+	}
+
+	if (!direct && txq->ind_n + nent > drv->cur_ind)
+		tx_flush(txq); /* a failure unwinds the earlier packets, not this one */
+	if (direct || drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
+		e = local;
+	else
+		e = &txq->ind[txq->ind_n];
+	tx_desc_fill(&e[0], pool, idx, corr, len, nent, flags1, mss);
+	if (hp.ndesc) {
+		if (drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
+			hdrs_copy(&e[1], pkt, &hp);
+		else
+			hdrs_direct(&e[1], pkt, &hp);
+		ctr_add(&txq->st.hdr_descs, hp.ndesc);
+	}
+	if (!direct && e == local)
+		memcpy(&txq->ind[txq->ind_n], local, nent * sizeof(*local));
+
+	cookie = pkt->priv;
+	slot->cookie = cookie;
+	slot->bytes = len;
+	slot->nent = nent;
+	slot->in_use = true;
+	slot->orphaned = drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN;
+	/* The data is in the LTB: the packet goes back to the host's pool now. */
+	vnic_pkt_free(pkt);
+	pkt = NULL;
+
+	txq->used += nent;
+	if (txq->used + VNIC_MAX_TX_ELEMS > txq->entries || !txq->tso.nfree) {
+		ctr_inc(&txq->st.stops);
+		vnic_txq_stop(&txq->txq);
+	}
+
+	if (direct) {
+		long rc;
+
+		vnic_txq_sent(&txq->txq, len, false);
+		rc = send_direct(txq, &e[0]);
+		if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
+			flush_error(txq, rc);
+			ctr_inc(&txq->st.drops[TXD_FLUSH]);
+			slot_release(txq, pool, slot, corr, VNIC_TX_DONE_DROPPED);
+			bql_completed(txq, 1, len);
+			maybe_wake(txq);
+		} else {
+			ctr_inc(&txq->st.direct_sends);
+			ctr_inc(&txq->st.direct_packets);
+			ctr_add(&txq->st.bytes, len);
+		}
+	} else {
+		txq->ind_n += nent;
+		txq->batch_pkts++;
+		txq->batch_bytes += len;
+		if (vnic_txq_sent(&txq->txq, len, more && txq->ind_n < drv->cur_ind))
+			tx_flush(txq);
+	}
+
+	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY)
+		lazy_timer_arm(txq);
+	else if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN) {
+		/* skb_orphan at xmit: the sender's bytes stop counting now (seed 004). */
+		ctr_inc(&txq->st.orphaned);
+		host_tx_done(txq, cookie, len, VNIC_TX_DONE_OK);
+	}
+	return VNIC_TX_OK;
+}
+
+static bool drv_tx_stopped(struct vnic_netdev *nd, unsigned int q)
+{
+	struct vnic_drv *drv = nd->priv;
+
+	return q >= drv->qtx || vnic_txq_stopped(&drv->txq[q].txq);
+}
+
+const struct vnic_netdev_ops vnic_drv_netdev_ops = {
+	.xmit = drv_xmit,
+	.tx_stopped = drv_tx_stopped,
+};
+
+/* --- completion --------------------------------------------------------------------- */
+
+unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
+{
+	bool per_entry = txq->drv->cfg.bql_complete == VNIC_DRV_BQL_PER_ENTRY;
+	uint32_t pkts = 0, bytes = 0;
+	const union vnic_subcrq_entry *e;
+
+	if (vnic_unlikely(!txq->slots))
+		return 0;
+	/* peek's acquire is the dma_rmb: the entry's body is read after its valid bit. */
+	while ((e = vnic_subcrq_peek(txq->comp))) {
+		unsigned int n = e->tx_comp.num_comps, i;
+		uint32_t epkts = 0, ebytes = 0;
+
+		if (vnic_unlikely(n < 1 || n > VNIC_TX_COMP_MAX)) {
+			ctr_inc(&txq->st.bad_num_comps);
+			vnic_subcrq_consume(txq->comp);
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t corr = vnic_be32_get(&e->tx_comp.correlators[i]);
+			uint16_t rc = vnic_be16_get(&e->tx_comp.rcs[i]);
+			struct drv_pool *pool;
+			struct tx_slot *s = slot_lookup(txq, corr, &pool);
+
+			if (vnic_unlikely(!s)) {
+				ctr_inc(&txq->st.bad_correlator);
+				continue;
+			}
+			epkts++;
+			ebytes += s->bytes;
+			if (vnic_unlikely(rc))
+				ctr_inc(&txq->st.comp_errors);
+			slot_release(txq, pool, s, corr,
+				     rc ? VNIC_TX_DONE_DROPPED : VNIC_TX_DONE_OK);
+		}
+		vnic_subcrq_consume(txq->comp);
+		if (per_entry)
+			bql_completed(txq, epkts, ebytes);
+		pkts += epkts;
+		bytes += ebytes;
+	}
+	if (pkts) {
+		ctr_add(&txq->st.completions, pkts);
+		ctr_inc(&txq->st.completion_rounds);
+		/* Seed 000 patch 6: DQL's limit is bytes per completion interval. */
+		if (!per_entry)
+			bql_completed(txq, pkts, bytes);
+	}
+	maybe_wake(txq);
+	return pkts;
+}
+
+void vnic_drv_tx_forget(struct drv_txq *txq)
+{
+	struct drv_pool *pool;
+	uint32_t i;
+
+	for (i = 0; i < txq->pool.count; i++) {
+		struct tx_slot *s = slot_lookup(txq, i, &pool);
+
+		if (s)
+			slot_release(txq, pool, s, i, VNIC_TX_DONE_DROPPED);
+	}
+	for (i = 0; i < txq->tso.count; i++) {
+		struct tx_slot *s = slot_lookup(txq, i | VNIC_TX_CORR_TSO, &pool);
+
+		if (s)
+			slot_release(txq, pool, s, i | VNIC_TX_CORR_TSO, VNIC_TX_DONE_DROPPED);
+	}
+	txq->used = 0;
+}
+
+int vnic_drv_tx_poll(struct vnic_napi *napi, int budget)
+{
+	struct drv_txq *txq = vnic_container_of(napi, struct drv_txq, napi);
+
+	(void)budget;
+	if (txq->drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY) {
+		/* the coarse timer fired: reclaim, and come back while anything is out */
+		txq->timer_armed = false;
+		ctr_inc(&txq->st.timer_reclaims);
+		vnic_drv_tx_reclaim(txq);
+		if (txq->running)
+			lazy_timer_arm(txq);
+		return 0;
+	}
+	/* Completion is never budgeted (napi.rst): one round, all of it. */
+	vnic_drv_tx_reclaim(txq);
+	return 0;
+}
