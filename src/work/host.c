@@ -9,6 +9,12 @@
  * to send and hand them to the netdev as one xmit_more batch per tx queue.
  * A packet refused with VNIC_TX_BUSY is kept, in order, until tx_wake; the
  * connections of that queue wait on it meanwhile, as a qdisc would hold them.
+ *
+ * What the netdev offers (MTU, checksum and TSO offloads, gso_max_size, its
+ * queues, MAC) is read again at start: a driver learns its negotiated
+ * offloads when it opens, and it opens after the workload is created (the
+ * pollers must be registered before the cpus start). Create checks the
+ * options and the pool against what the netdev says then.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -279,6 +285,12 @@ static const struct vnic_host_ops host_ops = {
 
 /* ---- the poller --------------------------------------------------------- */
 
+unsigned int vnic_tcpl_host_nevq(const struct vnic_tcpl_host *h)
+{
+	/* Pairs with the release in publish_nevq: evq[0..n) are visible. */
+	return atomic_load_explicit(&((struct vnic_tcpl_host *)h)->nevq, memory_order_acquire);
+}
+
 /* Event queue indices: the rx callback publishes head, we publish tail. */
 static uint32_t evq_load_head(struct evq *q)
 {
@@ -292,9 +304,9 @@ static void evq_publish_tail(struct evq *q, uint32_t tail)
 
 static unsigned int drain_events(struct vnic_tcpl_host *h, bool *more)
 {
-	unsigned int i, done = 0;
+	unsigned int i, done = 0, n = vnic_tcpl_host_nevq(h);
 
-	for (i = 0; i < h->nevq; i++) {
+	for (i = 0; i < n; i++) {
 		struct evq *q = h->evq[i];
 		uint32_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
 		uint32_t head = evq_load_head(q);
@@ -330,9 +342,9 @@ static void run_timers(struct vnic_tcpl_host *h)
 
 static bool evqs_empty(const struct vnic_tcpl_host *h)
 {
-	unsigned int i;
+	unsigned int i, n = vnic_tcpl_host_nevq(h);
 
-	for (i = 0; i < h->nevq; i++)
+	for (i = 0; i < n; i++)
 		if (atomic_load_explicit(&h->evq[i]->head, memory_order_acquire) !=
 		    atomic_load_explicit(&h->evq[i]->tail, memory_order_relaxed))
 			return false;
@@ -391,25 +403,38 @@ static int host_poll(struct vnic_poller *p, int budget)
 
 /* ---- setup -------------------------------------------------------------- */
 
-static int configure(struct vnic_tcpl_host *h, const struct vnic_tcpl_opts *o)
+static uint32_t l3_hlen(const struct vnic_tcpl_host *h)
+{
+	return h->ipv6 ? 40 : 20;
+}
+
+static bool mtu_usable(const struct vnic_tcpl_host *h, uint32_t mtu)
+{
+	return mtu >= l3_hlen(h) + TCPL_TCP_HLEN + 8 && mtu <= 65535;
+}
+
+/* MSS, checksum offload and superpacket size from what the netdev says now. */
+static void use_netdev(struct vnic_tcpl_host *h)
 {
 	const struct vnic_netdev *dev = h->dev;
-	uint32_t mtu = dev->mtu ? dev->mtu : 1500, l3 = o->ipv6 ? 40 : 20;
-	uint32_t hdr = VNIC_ETH_HLEN + l3 + TCPL_TCP_HLEN;
+	uint32_t l3 = l3_hlen(h), hdr = VNIC_ETH_HLEN + l3 + TCPL_TCP_HLEN;
 	uint32_t room = h->pool->buf_size - h->pool->headroom, tso;
 
-	if (mtu < l3 + TCPL_TCP_HLEN + 8 || mtu > 65535)
-		return -EINVAL;
-	h->ipv6 = o->ipv6;
-	h->mss = mtu - l3 - TCPL_TCP_HLEN;
+	/* A netdev that does not say (0), or says nonsense, keeps the MTU
+	 * create checked. */
+	if (mtu_usable(h, dev->mtu))
+		h->mtu = dev->mtu;
+	h->mss = h->mtu - l3 - TCPL_TCP_HLEN;
+	/* Create checked the pool against the MTU of then; a larger one now
+	 * gets frames below the MTU, which is always allowed. */
 	if (room < hdr + h->mss)
-		return -EINVAL;
-	h->csum_offload = (dev->features & VNIC_NETIF_F_CSUM) && !o->no_csum_offload;
-	tso = o->ipv6 ? VNIC_NETIF_F_TSO6 : VNIC_NETIF_F_TSO4;
+		h->mss = room - hdr;
+	h->csum_offload = (dev->features & VNIC_NETIF_F_CSUM) && !h->no_csum_offload;
+	tso = h->ipv6 ? VNIC_NETIF_F_TSO6 : VNIC_NETIF_F_TSO4;
 	h->max_seg = h->mss;
 	/* TSO needs checksum offload, as in Linux. */
-	if (h->csum_offload && (dev->features & tso) && !o->no_tso) {
-		uint32_t limit = 65535 - TCPL_TCP_HLEN - (o->ipv6 ? 0 : l3);
+	if (h->csum_offload && (dev->features & tso) && !h->no_tso) {
+		uint32_t limit = 65535 - TCPL_TCP_HLEN - (h->ipv6 ? 0 : l3);
 
 		if (limit > VNIC_GSO_MAX_PAYLOAD)
 			limit = VNIC_GSO_MAX_PAYLOAD;
@@ -420,6 +445,21 @@ static int configure(struct vnic_tcpl_host *h, const struct vnic_tcpl_opts *o)
 		if (limit / h->mss >= 2)
 			h->max_seg = limit / h->mss * h->mss;
 	}
+}
+
+static int configure(struct vnic_tcpl_host *h, const struct vnic_tcpl_opts *o)
+{
+	uint32_t room = h->pool->buf_size - h->pool->headroom;
+
+	h->ipv6 = o->ipv6;
+	h->no_tso = o->no_tso;
+	h->no_csum_offload = o->no_csum_offload;
+	h->mtu = h->dev->mtu ? h->dev->mtu : 1500;
+	if (!mtu_usable(h, h->mtu))
+		return -EINVAL;
+	if (room < VNIC_ETH_HLEN + h->mtu)
+		return -EINVAL;
+	use_netdev(h);
 	h->window = o->window ? o->window : VNIC_WORK_DEFAULT_WINDOW;
 	h->tsq_budget = o->tsq_bytes ? o->tsq_bytes : VNIC_WORK_DEFAULT_TSQ;
 	h->rto_ns = o->rto_ns ? o->rto_ns : VNIC_WORK_DEFAULT_RTO_NS;
@@ -427,12 +467,56 @@ static int configure(struct vnic_tcpl_host *h, const struct vnic_tcpl_opts *o)
 	return 0;
 }
 
+static unsigned int rx_queues_of(const struct vnic_netdev *dev)
+{
+	unsigned int n = dev->num_rx_queues ? dev->num_rx_queues : 1;
+
+	return n < HOST_MAX_QUEUES ? n : HOST_MAX_QUEUES;
+}
+
+/* Makes evq[n - 1] usable by the rx callback. */
+static void publish_nevq(struct vnic_tcpl_host *h, unsigned int n)
+{
+	/* Release: the rx callback, on another cpu, must see the queue's
+	 * pointer and zeroed indices before it sees its index allowed. */
+	atomic_store_explicit(&h->nevq, n, memory_order_release);
+}
+
+/* An event queue per rx queue of the netdev; their number only grows. */
+static int grow_evqs(struct vnic_tcpl_host *h)
+{
+	unsigned int n = atomic_load_explicit(&h->nevq, memory_order_relaxed);
+	unsigned int want = rx_queues_of(h->dev);
+
+	for (; n < want; n++) {
+		struct evq *q = aligned_alloc(VNIC_CACHELINE, sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		memset(q, 0, sizeof(*q));
+		h->evq[n] = q;
+		publish_nevq(h, n + 1);
+	}
+	return 0;
+}
+
+void vnic_tcpl_host_sync(struct vnic_tcpl_host *h, const struct vnic_tcpl_host *peer)
+{
+	unsigned int i;
+
+	use_netdev(h);
+	/* On failure, frames on the queues left out are counted as
+	 * rx_overflow and resent after a timeout: slow, but never wrong. */
+	(void)grow_evqs(h);
+	for (i = 0; i < h->nconns; i++)
+		vnic_tcpl_conn_sync(&h->conns[i], h->dev->mac, peer->dev->mac);
+}
+
 int vnic_tcpl_host_init(struct vnic_tcpl_host *h, struct vnic_netdev *dev,
 			struct vnic_pkt_pool *pool, unsigned int nconns, bool client,
 			const struct vnic_tcpl_opts *opts, const struct tcpl_app *app,
 			void *app_ctx, struct work_ctl *ctl)
 {
-	unsigned int i;
 	int err;
 
 	memset(h, 0, sizeof(*h));
@@ -454,15 +538,8 @@ int vnic_tcpl_host_init(struct vnic_tcpl_host *h, struct vnic_netdev *dev,
 	if (!h->conns || !h->keys)
 		goto err_nomem;
 	h->nconns = nconns;
-	h->nevq = dev->num_rx_queues ? dev->num_rx_queues : 1;
-	if (h->nevq > HOST_MAX_QUEUES)
-		h->nevq = HOST_MAX_QUEUES;
-	for (i = 0; i < h->nevq; i++) {
-		h->evq[i] = aligned_alloc(VNIC_CACHELINE, sizeof(struct evq));
-		if (!h->evq[i])
-			goto err_nomem;
-		memset(h->evq[i], 0, sizeof(struct evq));
-	}
+	if (grow_evqs(h))
+		goto err_nomem;
 	return 0;
 
 err_nomem:

@@ -127,19 +127,23 @@ drop_payload:
 void vnic_tcpl_host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned int n)
 {
 	struct vnic_tcpl_host *h = ctx;
-	struct evq *q = h->evq[queue < h->nevq ? queue : 0];
-	uint32_t head = q->head_priv, tail = evq_load_tail(q);
-	uint64_t ts = vnic_now_ns();
+	uint32_t head, tail;
+	struct evq *q;
+	uint64_t ts;
 	unsigned int i;
 
 	/* A queue index we were not told about would make a second producer
 	 * on queue 0's ring: refuse it. */
-	if (vnic_unlikely(queue >= h->nevq)) {
+	if (vnic_unlikely(queue >= vnic_tcpl_host_nevq(h))) {
 		stat_add(&h->rx.overflow, n);
 		for (i = 0; i < n; i++)
 			vnic_pkt_free(pkts[i]);
 		return;
 	}
+	q = h->evq[queue];
+	head = q->head_priv;
+	tail = evq_load_tail(q);
+	ts = vnic_now_ns();
 	for (i = 0; i < n; i++) {
 		if (head - tail >= HOST_EVQ) {
 			tail = evq_load_tail(q);

@@ -2,7 +2,9 @@
 /*
  * The two hosts of a workload: set up together (nothing is registered with a
  * cpu until both are known to fit, since a cpu cannot drop a poller), started
- * and stopped together through flags their pollers read.
+ * and stopped together through flags their pollers read. Start reads the
+ * netdevs again: what a driver negotiated when it opened (offloads, MTU,
+ * queues) is known only then.
  */
 #include <errno.h>
 #include <string.h>
@@ -63,9 +65,23 @@ void vnic_work_pair_fini(struct work_pair *p)
 	vnic_tcpl_host_fini(&p->b);
 }
 
+/* The pollers read what start configured only after they see this. */
+static void publish_started(struct work_pair *p)
+{
+	/* Release: the hosts' netdev-derived configuration (sync) is written
+	 * on this thread; the pollers acquire the flag before using it. */
+	atomic_store_explicit(&p->ctl.started, 1, memory_order_release);
+}
+
 void vnic_work_pair_start(struct work_pair *p)
 {
-	atomic_store_explicit(&p->ctl.started, 1, memory_order_release);
+	/* Once: a second sync would race with the running pollers. Only the
+	 * starting thread writes the flag, so a relaxed look suffices. */
+	if (atomic_load_explicit(&p->ctl.started, memory_order_relaxed))
+		return;
+	vnic_tcpl_host_sync(&p->a, &p->b);
+	vnic_tcpl_host_sync(&p->b, &p->a);
+	publish_started(p);
 	vnic_poller_schedule(&p->a.poller);
 	vnic_poller_schedule(&p->b.poller);
 }
@@ -87,4 +103,18 @@ void vnic_work_pair_results(const struct work_pair *p, struct vnic_work_results 
 	memset(r, 0, sizeof(*r));
 	vnic_tcpl_host_results(&p->a, r);
 	vnic_tcpl_host_results(&p->b, r);
+}
+
+void vnic_work_pair_set_origin(struct work_pair *p, uint32_t iss_a, uint32_t iss_b, uint64_t off)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->a.nconns; i++) {
+		vnic_tcpl_conn_set_origin(&p->a.conns[i], iss_a - i * 0x10000u, off);
+		vnic_tcpl_conn_set_origin(&p->b.conns[i], iss_b - i * 0x10000u, off);
+	}
+	for (i = 0; i < p->a.nconns; i++) {
+		vnic_tcpl_conn_key(&p->a.conns[i], &p->b.keys[i]);
+		vnic_tcpl_conn_key(&p->b.conns[i], &p->a.keys[i]);
+	}
 }

@@ -159,6 +159,11 @@ void vnic_rr_results(const struct vnic_rr *rr, struct vnic_work_results *r)
 	r->latency = &rr->hist;
 }
 
+struct work_pair *vnic_rr_pair(struct vnic_rr *rr)
+{
+	return &rr->pair;
+}
+
 void vnic_rr_destroy(struct vnic_rr *rr)
 {
 	if (!rr)

@@ -115,6 +115,11 @@ uint64_t vnic_stream_flow_bytes(const struct vnic_stream *st, unsigned int flow)
 	return stat_rd(&st->pair.b.conns[flow].delivered);
 }
 
+struct work_pair *vnic_stream_pair(struct vnic_stream *st)
+{
+	return &st->pair;
+}
+
 void vnic_stream_destroy(struct vnic_stream *st)
 {
 	if (!st)

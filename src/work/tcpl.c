@@ -8,8 +8,11 @@
  * Sequence numbers are kept as 64-bit stream offsets and turned into 32-bit
  * wire numbers (offset + initial sequence number, mod 2^32) only in headers;
  * received numbers are placed relative to the nearest offset we expect, as
- * TCP's 2^31 rule allows. Initial sequence numbers sit just below 2^32 so
- * the wrap is crossed early in every run.
+ * TCP's 2^31 rule allows (serial number arithmetic: the signed 32-bit
+ * difference). Initial sequence numbers sit just below 2^32 so the wrap is
+ * crossed early in every run. The payload pattern takes the 64-bit offset
+ * (and repeats every 2^32 bytes, so receivers check it from the 32-bit
+ * sequence number).
  *
  * Runs on the host's cpu; the received segments it sees were already
  * checked (checksum, every payload byte) by the rx callback.
@@ -65,15 +68,19 @@ static void build_template(struct vnic_tcpl_host *h, struct tcpl_conn *c, const 
 	put16(p + 12, h->ipv6 ? VNIC_ETH_P_IPV6 : VNIC_ETH_P_IP);
 	l3 = p + VNIC_ETH_HLEN;
 	addrs(h->ipv6, client, saddr, daddr);
+	/* The lengths of a header-only packet (each frame sets its own), so
+	 * that the template parses and pick_queue can hash it. */
 	if (h->ipv6) {
 		/* Flow label per connection, as Linux's auto flow labels. */
 		put32(l3, 0x60000000u | ((c->idx * 0x9e37u + 1) & 0xfffff));
+		put16(l3 + 4, TCPL_TCP_HLEN);
 		l3[6] = VNIC_IPPROTO_TCP;
 		l3[7] = 64;
 		memcpy(l3 + 8, saddr, 16);
 		memcpy(l3 + 24, daddr, 16);
 	} else {
 		l3[0] = 0x45;
+		put16(l3 + 2, (uint16_t)(l3_hlen(h) + TCPL_TCP_HLEN));
 		put16(l3 + 6, 0x4000);	/* DF */
 		l3[8] = 64;
 		l3[9] = VNIC_IPPROTO_TCP;
@@ -117,6 +124,22 @@ void vnic_tcpl_conn_init(struct vnic_tcpl_host *h, struct tcpl_conn *c, uint32_t
 	c->rto_cur = h->rto_ns;
 	build_template(h, c, smac, dmac, client);
 	pick_queue(h, c);
+}
+
+void vnic_tcpl_conn_sync(struct tcpl_conn *c, const uint8_t *smac, const uint8_t *dmac)
+{
+	memcpy(c->hdr, dmac, 6);
+	memcpy(c->hdr + 6, smac, 6);
+	pick_queue(c->host, c);
+}
+
+void vnic_tcpl_conn_set_origin(struct tcpl_conn *c, uint32_t iss, uint64_t off)
+{
+	c->iss = iss;
+	c->origin = off;
+	c->snd_una = c->snd_nxt = c->snd_max = c->snd_end = off;
+	c->rcv_nxt = off;
+	atomic_store_explicit(&c->delivered, 0, memory_order_relaxed);
 }
 
 void vnic_tcpl_conn_key(const struct tcpl_conn *c, struct conn_key *key)
@@ -185,7 +208,7 @@ static void build_frame(struct tcpl_conn *c, struct vnic_pkt *pkt, uint64_t off,
 	vnic_wsum_t seed;
 
 	memcpy(p, c->hdr, c->hdr_len);
-	vnic_work_pattern_fill(p + c->hdr_len, len, c->seed, (uint32_t)off);
+	vnic_work_pattern_fill(p + c->hdr_len, len, c->seed, off);
 	pkt->len = c->hdr_len + len;
 
 	if (h->ipv6) {
@@ -329,7 +352,7 @@ static void rx_data(struct tcpl_conn *c, const struct rx_ev *ev)
 	fresh = (uint64_t)((int64_t)ev->len + d);
 	c->rcv_nxt += fresh;
 	c->in_gap = false;
-	atomic_store_explicit(&c->delivered, c->rcv_nxt, memory_order_relaxed);
+	atomic_store_explicit(&c->delivered, c->rcv_nxt - c->origin, memory_order_relaxed);
 	stat_add(&h->st.delivered, fresh);
 	h->app->deliver(h, c, fresh, ev->ts);
 }

@@ -32,7 +32,9 @@
  * Lifecycle:
  *	create (before the cpus start: it registers pollers with vnic_cpu_add
  *	  and attaches to the netdevs)
- *	start -> traffic -> stop -> wait for quiesced -> stop the cpus
+ *	open the netdevs (a driver negotiates its offloads, MTU and queues)
+ *	start (reads the netdevs) -> traffic -> stop -> wait for quiesced
+ *	  -> stop the cpus
  *	results -> destroy
  */
 #ifndef VNIC_WORK_H
@@ -77,14 +79,18 @@ double vnic_hist_mean(const struct vnic_hist *h);
 
 /* ---------------------------------------------------------------------------
  * Payload pattern (pattern.c). Byte o of a stream seeded with seed is byte
- * (o % 4) (little-endian) of the 32-bit word ((o / 4) * 0x9e3779b1) ^ seed.
- * Offsets wrap at 2^32 as TCP sequence numbers do. Any shift of the data,
- * by any number of bytes, changes it.
+ * (o % 4) (little-endian) of the 32-bit word (((o / 4) mod 2^30) *
+ * 0x9e3779b1) ^ seed: it repeats every 2^32 bytes, as TCP sequence numbers
+ * wrap, so a receiver that knows only a segment's sequence number can check
+ * it. off is the 64-bit stream offset (or the same mod 2^32: the result is
+ * identical); a range may cross a multiple of 2^32, and pieces of a range
+ * filled or checked at their own offsets agree with the whole, wherever it
+ * was cut. Any shift of the data, by any number of bytes, changes it.
  * ------------------------------------------------------------------------- */
 
-void vnic_work_pattern_fill(uint8_t *dst, uint32_t len, uint32_t seed, uint32_t off);
+void vnic_work_pattern_fill(uint8_t *dst, uint32_t len, uint32_t seed, uint64_t off);
 /* Index of the first byte of buf[0..len) differing from the pattern, or -1. */
-int64_t vnic_work_pattern_check(const uint8_t *buf, uint32_t len, uint32_t seed, uint32_t off);
+int64_t vnic_work_pattern_check(const uint8_t *buf, uint32_t len, uint32_t seed, uint64_t off);
 
 /* ---------------------------------------------------------------------------
  * Options, results
@@ -185,7 +191,15 @@ void vnic_work_summarize(const struct vnic_work_results *r, uint64_t elapsed_ns,
  *    -ENOMEM. The two
  *    netdevs must be different; their tx cpus may be the same. Only tx
  *    queues on the same cpu as queue 0 are used.
- *  - start, stop: any thread. Stop makes them cease sending new data; what
+ *  - create checks the options and the pools against what the netdevs say
+ *    then (MTU 0 means 1500); their tx cpus must not change afterwards.
+ *  - start: any thread, once (again does nothing), the netdevs ready. It
+ *    takes what they say now: MTU (frames are cut to what the pool buffers
+ *    hold if it grew since create), features (checksum offload, TSO),
+ *    gso_max_size, the tx queues (and their cpus) flows are spread over, the
+ *    rx queues (event queues added if there are more than at create) and
+ *    MAC addresses. A driver knows these only once open, after create.
+ *  - stop: any thread. Stop makes them cease sending new data; what
  *    is outstanding is still delivered and acknowledged.
  *  - quiesced: any thread. True once stopped and everything sent has been
  *    acknowledged and completed (tx_done) on both hosts.

@@ -5,11 +5,14 @@
  *
  * Threads: everything in a host and its connections belongs to the host's
  * poller cpu (its netdev's tx queue 0 cpu), except
- *  - struct host_rx (and the keys[] it reads, constant after create), used
- *    by the rx callback on the rx queue's cpu;
+ *  - what the rx callback reads on the rx queue's cpu: the keys[] (constant
+ *    after create) and the event queues (below);
  *  - the event queues, single producer (rx callback) single consumer
- *    (poller);
- *  - counters kept with relaxed atomics so results can be read anywhere.
+ *    (poller); their number only grows, at start;
+ *  - counters kept with relaxed atomics so results can be read anywhere;
+ *  - what start writes (from the netdev: MSS, offloads, tx queues, MACs)
+ *    on the caller's thread before it publishes the started flag, which the
+ *    poller reads before anything else.
  */
 #ifndef VNIC_WORK_INT_H
 #define VNIC_WORK_INT_H
@@ -101,7 +104,8 @@ struct tcpl_conn {
 	uint32_t tsq_bytes;		/* frame bytes between xmit and tx_done */
 	/* receive side */
 	uint64_t rcv_nxt;
-	_Atomic uint64_t delivered;	/* rcv_nxt, for readers elsewhere */
+	_Atomic uint64_t delivered;	/* rcv_nxt - origin, for readers elsewhere */
+	uint64_t origin;		/* stream offset both ends start at (0 but in tests) */
 	/* wire constants */
 	uint32_t iss;			/* our sequence number of stream offset 0 */
 	uint32_t seed;			/* our payload pattern */
@@ -158,9 +162,12 @@ struct vnic_tcpl_host {
 	struct work_ctl *ctl;
 	bool client;			/* demux by destination port (else source) */
 	bool started_seen, stop_seen;
-	/* configuration */
+	/* configuration: from the options at create */
 	bool ipv6;
+	bool no_tso, no_csum_offload;
+	/* from the netdev at start (a driver knows them once open) */
 	bool csum_offload;
+	uint32_t mtu;
 	uint32_t mss;
 	uint32_t max_seg;		/* payload of one packet: mss, or a superpacket's */
 	uint32_t window;
@@ -182,9 +189,9 @@ struct vnic_tcpl_host {
 	uint64_t tsq_total;
 	struct host_stats st;
 	_Atomic uint32_t quiet;		/* stopped and nothing outstanding */
-	/* rx: one event queue per rx queue */
+	/* rx: one event queue per rx queue; evq[i] is set before nevq > i */
 	struct evq *evq[HOST_MAX_QUEUES];
-	unsigned int nevq;
+	_Atomic uint32_t nevq;
 	struct host_rx_stats rx vnic_cacheline_aligned;
 };
 
@@ -196,6 +203,15 @@ int vnic_tcpl_host_init(struct vnic_tcpl_host *h, struct vnic_netdev *dev,
 			void *app_ctx, struct work_ctl *ctl);
 /* 0 or -ENOSPC. */
 int vnic_tcpl_host_register(struct vnic_tcpl_host *h, const char *name);
+/*
+ * Takes what the netdev says now (MTU, offloads, gso_max_size, queue
+ * counts, MACs: a driver knows them only once open, after create) for h and
+ * its connections; peer is the other host. At start, before the started
+ * flag is published; the rx callback may run meanwhile.
+ */
+void vnic_tcpl_host_sync(struct vnic_tcpl_host *h, const struct vnic_tcpl_host *peer);
+/* The event queues the rx callback may use (acquire: evq[0..n) are set). */
+unsigned int vnic_tcpl_host_nevq(const struct vnic_tcpl_host *h);
 void vnic_tcpl_host_fini(struct vnic_tcpl_host *h);
 /* Makes the two hosts' connections peers of each other (index i with i). */
 void vnic_tcpl_host_pair(struct vnic_tcpl_host *client, struct vnic_tcpl_host *server);
@@ -225,10 +241,24 @@ void vnic_work_pair_start(struct work_pair *p);
 void vnic_work_pair_stop(struct work_pair *p);
 bool vnic_work_pair_quiesced(const struct work_pair *p);
 void vnic_work_pair_results(const struct work_pair *p, struct vnic_work_results *r);
+/*
+ * For tests: connection i of host a starts at stream offset off with initial
+ * sequence number iss_a - i * 2^16 (and of host b, iss_b - i * 2^16), so the
+ * sequence numbers and the pattern's 2^32 period (stream offsets) can be made
+ * to wrap independently, early in a run. After create, before start, with
+ * no traffic yet.
+ */
+void vnic_work_pair_set_origin(struct work_pair *p, uint32_t iss_a, uint32_t iss_b, uint64_t off);
+struct work_pair *vnic_rr_pair(struct vnic_rr *rr);
+struct work_pair *vnic_stream_pair(struct vnic_stream *st);
 
 /* tcpl.c */
 void vnic_tcpl_conn_init(struct vnic_tcpl_host *h, struct tcpl_conn *c, uint32_t idx,
 			 const uint8_t *smac, const uint8_t *dmac, bool client);
+/* Start: MACs from the netdevs, the tx queue from its queue count now. */
+void vnic_tcpl_conn_sync(struct tcpl_conn *c, const uint8_t *smac, const uint8_t *dmac);
+/* See vnic_work_pair_set_origin; the peer's key must be made again. */
+void vnic_tcpl_conn_set_origin(struct tcpl_conn *c, uint32_t iss, uint64_t off);
 /* Fills key with what frames from c look like on arrival at its peer. */
 void vnic_tcpl_conn_key(const struct tcpl_conn *c, struct conn_key *key);
 /* The application queues bytes more to send. */

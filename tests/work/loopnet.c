@@ -118,7 +118,7 @@ static int ln_xmit(struct vnic_netdev *dev, unsigned int q, struct vnic_pkt *pkt
 	bool seg = pkt->gso_size && !l->cfg.peer_gso;
 	unsigned int need = seg ? (unsigned int)vnic_gso_count(pkt) : 1;
 
-	assert_int_equal(q, 0);
+	assert_true(q < dev->num_tx_queues && q < LOOPNET_MAX_TXQ);
 	if (l->stopped || p->pend - p->tail + need > p->cap) {
 		/* As a driver does when it stops: ring the doorbell, nothing
 		 * more will come to do it. */
@@ -128,6 +128,16 @@ static int ln_xmit(struct vnic_netdev *dev, unsigned int q, struct vnic_pkt *pkt
 		return VNIC_TX_BUSY;
 	}
 	l->st.xmits++;
+	l->st.txq_xmits[q]++;
+	if (pkt->gso_size) {
+		l->st.gso_pkts++;
+		if (pkt->gso_size > l->st.max_gso_size)
+			l->st.max_gso_size = pkt->gso_size;
+	}
+	if (pkt->ip_summed == VNIC_CSUM_PARTIAL)
+		l->st.partial++;
+	if (pkt->len > l->st.max_len)
+		l->st.max_len = pkt->len;
 	if (seg) {
 		segment(l, pkt);
 	} else {
@@ -156,7 +166,7 @@ static void ln_deliver(void *ctx, struct vnic_pkt **pkts, unsigned int n)
 {
 	struct loopnet *l = ctx;
 
-	l->dev.host->rx(l->dev.host_ctx, 0, pkts, n);
+	l->dev.host->rx(l->dev.host_ctx, l->rx_queue, pkts, n);
 }
 
 static int ln_rx_poll(struct vnic_poller *pl, int budget)
@@ -175,7 +185,7 @@ static int ln_rx_poll(struct vnic_poller *pl, int budget)
 			vnic_deliver_rx(&l->deliver, batch[i]);
 		vnic_deliver_flush(&l->deliver);
 	} else if (n) {
-		l->dev.host->rx(l->dev.host_ctx, 0, batch, n);
+		l->dev.host->rx(l->dev.host_ctx, l->rx_queue, batch, n);
 	}
 	l->st.delivered += n;
 	/* The sender's queue restarts once half the ring is free. */

@@ -16,7 +16,7 @@
 #include "core/core.h"
 #include "work/work.h"
 
-enum { LOOPNET_MAX_RING = 4096, LOOPNET_MAX_HELD = 8192 };
+enum { LOOPNET_MAX_RING = 4096, LOOPNET_MAX_HELD = 8192, LOOPNET_MAX_TXQ = 4 };
 
 /* How a loopnet transmits (to its peer) and receives. */
 struct loopnet_cfg {
@@ -33,6 +33,14 @@ struct loopnet_cfg {
 
 struct loopnet_stats {
 	uint64_t xmits, busy, doorbells, dropped, reordered, corrupted, segmented, delivered;
+	/* what the host handed to xmit */
+	uint64_t gso_pkts;	/* superpackets */
+	uint64_t partial;	/* checksum left PARTIAL */
+	uint32_t max_len;	/* longest packet */
+	uint32_t max_gso_size;
+	/* xmits per tx queue: the test may raise dev.num_tx_queues (up to
+	 * LOOPNET_MAX_TXQ); all queues share one ring, stop and wake */
+	uint64_t txq_xmits[LOOPNET_MAX_TXQ];
 };
 
 struct loopnet_held {
@@ -44,6 +52,7 @@ struct loopnet {
 	struct loopnet *peer;
 	struct loopnet_cfg cfg;
 	struct vnic_cpu *cpu;
+	unsigned int rx_queue;		/* what the host's rx callback is told: 0 */
 	uint64_t rng;
 	bool stopped;			/* our tx queue */
 	/* inbound: frames from the peer */

@@ -2,7 +2,8 @@
 /*
  * rr over the loopback netdev, both cpus stepped by hand: transactions
  * complete with every byte checked, one latency sample per transaction, and
- * the TCP-like layer recovers from loss, reordering and corruption.
+ * the TCP-like layer recovers from loss, reordering and corruption; across
+ * the 2^32 wraps, and with what the netdev offers read at start.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "loopnet.h"
+#include "work/work_int.h"	/* vnic_work_pair_set_origin */
 
 struct rr_run {
 	struct vnic_rr *rr;
@@ -34,13 +36,17 @@ static bool quiesced(void *ctx)
 	return vnic_rr_quiesced(((struct rr_run *)ctx)->rr);
 }
 
+/* Between create and start (NULL: nothing). */
+typedef void rr_prep_fn(struct testbed *tb, struct vnic_rr *rr);
+
 /*
  * Runs k transactions, stops, waits until quiesced; checks what must hold on
  * any path and returns the results.
  */
-static void run_rr(const struct loopnet_cfg *a, const struct loopnet_cfg *b,
-		   const struct vnic_rr_opts *o, uint64_t k, uint32_t pool_buf,
-		   struct vnic_work_results *res, struct loopnet_stats *lst)
+static void run_rr_prep(const struct loopnet_cfg *a, const struct loopnet_cfg *b,
+			const struct vnic_rr_opts *o, uint64_t k, uint32_t pool_buf,
+			struct vnic_work_results *res, struct loopnet_stats *lst,
+			rr_prep_fn *prep)
 {
 	struct testbed tb;
 	struct rr_run r = { .target = k };
@@ -56,6 +62,8 @@ static void run_rr(const struct loopnet_cfg *a, const struct loopnet_cfg *b,
 	assert_int_equal(vnic_rr_create(&r.rr, &tb.ln[0]->dev, &tb.pool[0], &tb.ln[1]->dev,
 					&tb.pool[1], &oo),
 			 0);
+	if (prep)
+		prep(&tb, r.rr);
 	vnic_rr_start(r.rr);
 	testbed_run(&tb, enough, &r, 120);
 	vnic_rr_stop(r.rr);
@@ -79,6 +87,13 @@ static void run_rr(const struct loopnet_cfg *a, const struct loopnet_cfg *b,
 	vnic_rr_destroy(r.rr);
 	res->latency = NULL;	/* it went with the workload */
 	testbed_fini(&tb);
+}
+
+static void run_rr(const struct loopnet_cfg *a, const struct loopnet_cfg *b,
+		   const struct vnic_rr_opts *o, uint64_t k, uint32_t pool_buf,
+		   struct vnic_work_results *res, struct loopnet_stats *lst)
+{
+	run_rr_prep(a, b, o, k, pool_buf, res, lst, NULL);
 }
 
 static void assert_clean(const struct vnic_work_results *res)
@@ -221,6 +236,63 @@ static void test_rr_queue_busy(void **state)
 	assert_true(res.err.tx_busy > 0);
 }
 
+/*
+ * Stream offsets cross 2^32 about 2 transactions in (responses) and 50 in
+ * (requests); sequence numbers wrap about 30 in (responses) and 87 in
+ * (requests).
+ */
+static void origin_near_4g(struct testbed *tb, struct vnic_rr *rr)
+{
+	const uint64_t off = (1ull << 32) - 150001;
+
+	(void)tb;
+	vnic_work_pair_set_origin(vnic_rr_pair(rr), (uint32_t)(0xfffc0000u - off),
+				  (uint32_t)(0xffe00000u - off), off);
+}
+
+static void test_rr_wrap(void **state)
+{
+	struct loopnet_cfg c = { .features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4,
+				 .resolve_csum = true,
+				 .gro = true };
+	struct vnic_rr_opts o = { .sessions = 3, .req_size = 3001, .resp_size = 70001 };
+	struct vnic_work_results res;
+
+	(void)state;
+	/* 150 transactions, past all four wraps on every session. */
+	run_rr_prep(&c, &c, &o, 150, 0, &res, NULL, origin_near_4g);
+	assert_clean(&res);
+	run_rr_prep(NULL, NULL, &o, 150, 2048, &res, NULL, origin_near_4g);
+	assert_clean(&res);
+}
+
+/* What a driver learns when it opens, after create. */
+static void offloads_at_start(struct testbed *tb, struct vnic_rr *rr)
+{
+	unsigned int i;
+
+	(void)rr;
+	for (i = 0; i < 2; i++) {
+		tb->ln[i]->dev.features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4;
+		tb->ln[i]->cfg.peer_gso = true;
+	}
+}
+
+static void test_rr_netdev_at_start(void **state)
+{
+	struct vnic_rr_opts o = { .sessions = 4, .req_size = 5000, .resp_size = 100000 };
+	struct vnic_work_results res;
+	struct loopnet_stats st;
+
+	(void)state;
+	run_rr_prep(NULL, NULL, &o, 100, 0, &res, &st, offloads_at_start);
+	assert_clean(&res);
+	/* Requests of 4 segments, responses of 2 superpackets. */
+	assert_true(res.tx_segs > 10 * res.tx_pkts / 4);
+	assert_true(st.gso_pkts >= res.transactions);
+	assert_int_equal(st.partial, st.xmits);
+}
+
 static void test_rr_bad_setup(void **state)
 {
 	struct vnic_rr_opts o = { .sessions = 1 };
@@ -257,6 +329,8 @@ int main(void)
 		cmocka_unit_test(test_rr_loss_reorder),
 		cmocka_unit_test(test_rr_corruption),
 		cmocka_unit_test(test_rr_queue_busy),
+		cmocka_unit_test(test_rr_wrap),
+		cmocka_unit_test(test_rr_netdev_at_start),
 		cmocka_unit_test(test_rr_bad_setup),
 	};
 

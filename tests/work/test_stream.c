@@ -3,7 +3,8 @@
  * stream over the loopback netdev, both cpus stepped by hand: every byte of
  * every flow delivered in order and checked, with and without TSO and GRO,
  * through loss and reordering, and never more than the TSQ budget between
- * xmit and tx_done.
+ * xmit and tx_done; across the 2^32 wraps of sequence numbers and of stream
+ * offsets; with what the netdev offers read at start, not at create.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <cmocka.h>
 
 #include "loopnet.h"
+#include "work/work_int.h"	/* vnic_work_pair_set_origin */
 
 struct st_run {
 	struct vnic_stream *st;
@@ -245,6 +247,163 @@ static void test_stream_tsq(void **state)
 	tsq_case(false, 1000);
 }
 
+/* Done, or a byte arrived off the pattern (no need to wait for a hang). */
+static bool delivered_or_bad(void *ctx)
+{
+	struct st_run *r = ctx;
+	struct vnic_work_results res;
+
+	vnic_stream_results(r->st, &res);
+	return res.err.payload || all_delivered(ctx);
+}
+
+struct wrap_case {
+	const char *what;
+	uint64_t off;		/* stream offset the flows start at */
+	uint32_t seq;		/* the sender's first sequence number (flow 0) */
+	uint32_t ack_iss;	/* the receiver's initial sequence number */
+	bool ipv6;
+	struct loopnet_cfg tx, rx;
+};
+
+/*
+ * Every byte arrives in order, checked, with no error or resend, while the
+ * sequence numbers and the stream offsets (the pattern's 2^32 period) wrap,
+ * at the same byte or at different ones, inside superpackets, MSS frames
+ * and GRO aggregates.
+ */
+static void wrap_case(const struct wrap_case *w)
+{
+	struct vnic_stream_opts o = { .flows = 2, .bytes = 6 << 20 };
+	struct vnic_work_results res;
+	struct testbed tb;
+	struct st_run r;
+	unsigned int i;
+
+	print_message("wrap: %s\n", w->what);
+	o.tcp.ipv6 = w->ipv6;
+	setup(&tb, &r, &w->tx, &w->rx, &o, true);
+	vnic_work_pair_set_origin(vnic_stream_pair(r.st), (uint32_t)(w->seq - w->off), w->ack_iss,
+				  w->off);
+	vnic_stream_start(r.st);
+	testbed_run(&tb, delivered_or_bad, &r, 120);
+	vnic_stream_results(r.st, &res);
+	assert_int_equal(res.err.payload, 0);
+	for (i = 0; i < r.flows; i++)
+		assert_int_equal(vnic_stream_flow_bytes(r.st, i), o.bytes);
+	finish(&tb, &r, &res);
+	assert_clean(&res);
+	assert_int_equal(res.err.lost, 0);
+	assert_int_equal(res.bytes, r.flows * o.bytes);
+}
+
+static void test_stream_wrap(void **state)
+{
+	const uint64_t g4 = 1ull << 32;
+	const struct loopnet_cfg tso = { .features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4 |
+						     VNIC_NETIF_F_TSO6,
+					 .peer_gso = true };
+	const struct loopnet_cfg tso_seg = { .features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4 |
+							 VNIC_NETIF_F_TSO6,
+					     .resolve_csum = true };
+	const struct loopnet_cfg gro = { .features = VNIC_NETIF_F_CSUM, .gro = true };
+	const struct wrap_case cases[] = {
+		{ "sequence numbers only, MSS frames", 0, 0xffffff00u, 0xfffffff0u, false,
+		  { 0 }, { 0 } },
+		{ "offsets wrap 1 MiB in, sequence numbers 4 MiB in, superpackets",
+		  g4 - (1 << 20) - 333, 0u - (4u << 20) + 7, 0xffffffffu, false, tso, tso },
+		{ "both wrap at one byte, 2 MiB in, segmented + GRO, IPv6",
+		  g4 - (2 << 20) - 1, (uint32_t)(g4 - (2 << 20) - 1), 0x7fffffffu, true, tso_seg,
+		  gro },
+		{ "offsets cross 8 GiB, MSS frames + GRO", 2 * g4 - 999999, 12345, 0, false,
+		  { 0 }, gro },
+	};
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		wrap_case(&cases[i]);
+}
+
+/*
+ * A driver knows its offloads only once open, after the workload is
+ * created: what the netdev says at start must be what the flows use.
+ */
+static void test_stream_netdev_at_start(void **state)
+{
+	struct vnic_stream_opts o = { .flows = 2, .bytes = 4 << 20 };
+	struct loopnet_cfg c = { .features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4 };
+	struct vnic_work_results res;
+	struct loopnet_stats st;
+	struct testbed tb;
+	struct st_run r;
+
+	(void)state;
+	/* Nothing at create; TSO, a 9000 MTU and four rx queues (data
+	 * arriving on the last) at start. */
+	setup(&tb, &r, NULL, NULL, &o, true);
+	tb.ln[0]->dev.features = VNIC_NETIF_F_CSUM | VNIC_NETIF_F_TSO4;
+	tb.ln[0]->dev.mtu = 9000;
+	tb.ln[0]->cfg.peer_gso = true;
+	tb.ln[1]->dev.num_rx_queues = 4;
+	tb.ln[1]->rx_queue = 3;
+	vnic_stream_start(r.st);
+	testbed_run(&tb, all_delivered, &r, 120);
+	st = tb.ln[0]->st;
+	finish(&tb, &r, &res);
+	assert_clean(&res);
+	assert_int_equal(res.bytes, 2 * o.bytes);
+	assert_true(res.tx_segs > 5 * res.tx_pkts / 2);
+	assert_true(st.gso_pkts > 0);
+	assert_int_equal(st.max_gso_size, 9000 - 40);
+	assert_int_equal(st.partial, st.xmits);
+
+	/* The other way: TSO and checksum offload at create, gone at start,
+	 * and a smaller MTU. */
+	setup(&tb, &r, &c, NULL, &o, true);
+	tb.ln[0]->dev.features = 0;
+	tb.ln[0]->dev.mtu = 1000;
+	vnic_stream_start(r.st);
+	testbed_run(&tb, all_delivered, &r, 120);
+	st = tb.ln[0]->st;
+	finish(&tb, &r, &res);
+	assert_clean(&res);
+	assert_int_equal(res.tx_segs, res.tx_pkts);
+	assert_int_equal(st.gso_pkts, 0);
+	assert_int_equal(st.partial, 0);
+	assert_int_equal(st.max_len, 1000 + VNIC_ETH_HLEN);
+}
+
+/*
+ * Flows spread over the tx queues by their hash, as XPS would: those on the
+ * host's cpu only. The netdev has its queues only from start on.
+ */
+static void test_stream_spreads_tx_queues(void **state)
+{
+	struct vnic_stream_opts o = { .flows = 16, .bytes = 256 << 10 };
+	struct vnic_work_results res;
+	struct loopnet_stats st;
+	struct testbed tb;
+	struct st_run r;
+	unsigned int q;
+
+	(void)state;
+	setup(&tb, &r, NULL, NULL, &o, false);
+	tb.ln[0]->dev.num_tx_queues = 4;
+	for (q = 1; q < 3; q++)
+		tb.ln[0]->dev.tx_cpu[q] = tb.ln[0]->dev.tx_cpu[0];
+	tb.ln[0]->dev.tx_cpu[3] = &tb.cpu[1];	/* not the host's cpu: unused */
+	vnic_stream_start(r.st);
+	testbed_run(&tb, all_delivered, &r, 120);
+	st = tb.ln[0]->st;
+	finish(&tb, &r, &res);
+	assert_clean(&res);
+	/* 16 flows over 4 queues: each of the host's 3 queues carries some. */
+	for (q = 0; q < 3; q++)
+		assert_true(st.txq_xmits[q] > 0);
+	assert_int_equal(st.txq_xmits[3], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +413,9 @@ int main(void)
 		cmocka_unit_test(test_stream_loss_reorder),
 		cmocka_unit_test(test_stream_until_stopped),
 		cmocka_unit_test(test_stream_tsq),
+		cmocka_unit_test(test_stream_wrap),
+		cmocka_unit_test(test_stream_netdev_at_start),
+		cmocka_unit_test(test_stream_spreads_tx_queues),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

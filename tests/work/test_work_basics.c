@@ -121,6 +121,50 @@ static void test_pattern(void **state)
 	assert_int_equal(a[5], (uint8_t)(((2u * 0x9e3779b1u) ^ 0x11223344u) >> 8));
 }
 
+/*
+ * The pattern repeats every 2^32 bytes. A range that crosses the wrap must
+ * continue with the bytes of offset 0: a receiver checks a segment (or a
+ * GRO aggregate) starting after the wrap at its 32-bit offset, while the
+ * sender may have filled it as part of a superpacket that began before.
+ */
+static void test_pattern_wrap(void **state)
+{
+	const uint64_t wrap = 1ull << 32;
+	uint32_t before[] = { 1, 2, 3, 4, 5, 8, 9, 299, 1000 };
+	uint8_t a[1200], b[1200];
+	unsigned int i, cut, after;
+
+	(void)state;
+	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
+		uint64_t off = wrap - before[i];
+
+		vnic_work_pattern_fill(a, sizeof(a), 99, off);
+		/* Cut anywhere, the piece after the cut filled at its own offset,
+		 * given as the 64-bit offset or reduced mod 2^32. */
+		for (cut = 0; cut <= 40 + before[i] && cut < sizeof(a); cut++) {
+			memset(b, 0, sizeof(b));
+			vnic_work_pattern_fill(b, cut, 99, off);
+			vnic_work_pattern_fill(b + cut, sizeof(b) - cut, 99, off + cut);
+			assert_memory_equal(a, b, sizeof(a));
+			vnic_work_pattern_fill(b + cut, sizeof(b) - cut, 99, (uint32_t)(off + cut));
+			assert_memory_equal(a, b, sizeof(a));
+			assert_int_equal(vnic_work_pattern_check(a + cut, sizeof(a) - cut, 99,
+								 (uint32_t)(off + cut)),
+					 -1);
+		}
+		/* From the wrap on it is the pattern of offset 0, also at 2^33. */
+		after = sizeof(a) - before[i];
+		vnic_work_pattern_fill(b, after, 99, 0);
+		assert_memory_equal(a + before[i], b, after);
+		assert_int_equal(vnic_work_pattern_check(a + before[i], after, 99, 2 * wrap), -1);
+		assert_int_equal(vnic_work_pattern_check(a, sizeof(a), 99, off + wrap), -1);
+		assert_int_equal(vnic_work_pattern_check(a, sizeof(a), 99, off), -1);
+		/* A wrong byte past the wrap is still found where it is. */
+		a[before[i] + 77] ^= 1;
+		assert_int_equal(vnic_work_pattern_check(a, sizeof(a), 99, off), before[i] + 77);
+	}
+}
+
 static void test_summarize(void **state)
 {
 	static struct vnic_hist h;
@@ -158,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_hist_log_linear),
 		cmocka_unit_test(test_hist_resolution),
 		cmocka_unit_test(test_pattern),
+		cmocka_unit_test(test_pattern_wrap),
 		cmocka_unit_test(test_summarize),
 	};
 
