@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+/* Strict number parsing for the command line: the whole string or an error. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "app.h"
+
+int vnic_arg_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-') {
+		fprintf(stderr, "vnic: %s: expected a non-negative integer, got '%s'\n", opt,
+			s ? s : "");
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end) {
+		fprintf(stderr, "vnic: %s: '%s' is not an integer\n", opt, s);
+		return -EINVAL;
+	}
+	if (v < min || v > max) {
+		fprintf(stderr, "vnic: %s: %llu is out of range [%" PRIu64 ", %" PRIu64 "]\n", opt, v,
+			min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+int vnic_arg_si(const char *opt, const char *s, uint64_t *out)
+{
+	double v, mult = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-') {
+		fprintf(stderr, "vnic: %s: expected a non-negative number, got '%s'\n", opt,
+			s ? s : "");
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtod(s, &end);
+	switch (*end) {
+	case 'k': case 'K': mult = 1e3; end++; break;
+	case 'm': case 'M': mult = 1e6; end++; break;
+	case 'g': case 'G': mult = 1e9; end++; break;
+	default: break;
+	}
+	if (errno || *end || !isfinite(v) || v < 0 || v * mult > 1e18) {
+		fprintf(stderr, "vnic: %s: '%s' is not a number (suffixes k, M, G)\n", opt, s);
+		return -EINVAL;
+	}
+	*out = (uint64_t)(v * mult);
+	return 0;
+}
+
+int vnic_arg_double(const char *opt, const char *s, double min, double max, double *out)
+{
+	double v;
+	char *end;
+
+	errno = 0;
+	v = s ? strtod(s, &end) : 0;
+	if (!s || !*s || errno || *end || !isfinite(v)) {
+		fprintf(stderr, "vnic: %s: '%s' is not a number\n", opt, s ? s : "");
+		return -EINVAL;
+	}
+	if (v < min || v > max) {
+		fprintf(stderr, "vnic: %s: %g is out of range [%g, %g]\n", opt, v, min, max);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}

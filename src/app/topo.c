@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The embedded topology of `vnic bench`: two vNICs back to back on the
+ * in-process cable, one cpu thread per side.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "app.h"
+
+static const char *const side_name[VNIC_TOPO_SIDES] = { "a", "b" };
+
+void vnic_topo_config_default(struct vnic_topo_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	vnic_drv_config_default(&cfg->drv);
+	vnic_dev_config_default(&cfg->dev);
+	cfg->cable.mtu = cfg->drv.mtu;
+	cfg->hv_max_ind_descs = 128;
+	/*
+	 * A cross-cpu wake-up costs 10-12 us here (refs/baselines.md); spinning
+	 * this long first keeps a busy request/response exchange awake.
+	 */
+	cfg->busy_poll_ns = 50000;
+	cfg->host_pkts = 1024;
+	cfg->host_buf_size = VNIC_PKT_MAX_LEN + 256;
+}
+
+static int create_side(struct vnic_topo *t, unsigned int s)
+{
+	struct vnic_drv_config dcfg = t->cfg.drv;
+	int err;
+
+	err = vnic_hv_create(&t->hv[s], t->cfg.hv_max_ind_descs, &t->cfg.cost);
+	if (err)
+		return err;
+	err = vnic_dev_create(&t->dev[s], t->hv[s], vnic_cable_end(t->cable, s), &t->cpu[s],
+			      &t->cfg.dev);
+	if (err)
+		return err;
+	dcfg.cpu = &t->cpu[s];
+	dcfg.name = s ? "vnic-b" : "vnic-a";
+	dcfg.mac[5] = (uint8_t)(0x10 + s);
+	err = vnic_drv_create(&t->drv[s], t->hv[s], &dcfg);
+	if (err)
+		return err;
+	return vnic_pkt_pool_init(&t->host_pool[s], t->cfg.host_pkts, t->cfg.host_buf_size, 128);
+}
+
+int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
+{
+	unsigned int s;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->cfg = *cfg;
+	if (!t->cfg.cable.mtu || t->cfg.cable.mtu < t->cfg.drv.mtu)
+		t->cfg.cable.mtu = t->cfg.drv.mtu;
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_cpu_init(&t->cpu[s], side_name[s], t->cfg.busy_poll_ns);
+		if (err)
+			goto err_destroy;
+	}
+	err = vnic_cable_create(&t->cable, &t->cfg.cable);
+	if (err)
+		goto err_destroy;
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = create_side(t, s);
+		if (err)
+			goto err_destroy;
+	}
+	return 0;
+
+err_destroy:
+	vnic_topo_destroy(t);
+	return err;
+}
+
+int vnic_topo_start(struct vnic_topo *t)
+{
+	unsigned int s;
+	int err;
+
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_cpu_start(&t->cpu[s]);
+		if (err)
+			goto err_stop;
+		t->started = true;
+	}
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_drv_open(t->drv[s], NULL, 0, 0);
+		if (err) {
+			fprintf(stderr, "vnic: opening driver %s: %s\n", side_name[s],
+				strerror(-err));
+			goto err_stop;
+		}
+	}
+	return 0;
+
+err_stop:
+	vnic_topo_stop(t);
+	return err;
+}
+
+int vnic_topo_stop(struct vnic_topo *t)
+{
+	int first = 0;
+	unsigned int s;
+
+	if (!t->started)
+		return 0;
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		int err = t->drv[s] && vnic_drv_is_open(t->drv[s]) ?
+				  vnic_drv_close(t->drv[s], NULL, 0, 0) : 0;
+
+		if (err && !first)
+			first = err;
+	}
+	for (s = 0; s < VNIC_TOPO_SIDES; s++)
+		vnic_cpu_stop(&t->cpu[s]);
+	t->started = false;
+	return first;
+}
+
+void vnic_topo_destroy(struct vnic_topo *t)
+{
+	unsigned int s;
+
+	vnic_topo_stop(t);
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		if (t->drv[s])
+			vnic_drv_destroy(t->drv[s]);
+		if (t->dev[s])
+			vnic_dev_destroy(t->dev[s]);
+		if (t->hv[s])
+			vnic_hv_destroy(t->hv[s]);
+		if (t->host_pool[s].count)
+			vnic_pkt_pool_fini(&t->host_pool[s]);
+	}
+	if (t->cable)
+		vnic_cable_destroy(t->cable);
+	for (s = 0; s < VNIC_TOPO_SIDES; s++)
+		if (t->cpu[s].name)
+			vnic_cpu_fini(&t->cpu[s]);
+	memset(t, 0, sizeof(*t));
+}
+
+struct vnic_netdev *vnic_topo_netdev(struct vnic_topo *t, unsigned int side)
+{
+	return vnic_drv_netdev(t->drv[side]);
+}
+
+/* Appends src[0..n) to out under prefix; returns the new total. */
+static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, unsigned int at,
+				 const char *prefix, const struct vnic_counter *src, unsigned int n)
+{
+	size_t plen = strlen(prefix);
+
+	for (unsigned int i = 0; i < n; i++, at++) {
+		size_t nlen = strnlen(src[i].name, sizeof(src[i].name));
+
+		if (at >= max)
+			continue;
+		/* Names are short by design; cut rather than overflow if one is not. */
+		if (plen + nlen >= sizeof(out[at].name))
+			nlen = sizeof(out[at].name) - plen - 1;
+		memcpy(out[at].name, prefix, plen);
+		memcpy(out[at].name + plen, src[i].name, nlen);
+		out[at].name[plen + nlen] = '\0';
+		out[at].value = src[i].value;
+	}
+	return at;
+}
+
+enum { COUNTERS_PER_OBJECT = 1024 };
+
+unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *out,
+				unsigned int max)
+{
+	static struct vnic_counter tmp[COUNTERS_PER_OBJECT];
+	unsigned int at = 0, n, s;
+	char prefix[32];
+
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		const struct vnic_hv_stats *hs;
+		struct vnic_cable_stats cs;
+
+		snprintf(prefix, sizeof(prefix), "drv_%s.", side_name[s]);
+		n = vnic_drv_counters(t->drv[s], tmp, COUNTERS_PER_OBJECT);
+		at = add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
+		snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
+		n = vnic_dev_counters(t->dev[s], tmp, COUNTERS_PER_OBJECT);
+		at = add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
+
+		hs = vnic_hv_stats(t->hv[s]);
+		n = 0;
+#define HV(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = hs->f
+		HV(send_crq);
+		HV(send_subcrq);
+		HV(send_subcrq_indirect);
+		HV(indirect_entries);
+		HV(rc_parameter);
+		HV(rc_busy);
+		HV(rc_closed);
+		HV(dma_bad_translation);
+#undef HV
+		snprintf(prefix, sizeof(prefix), "hv_%s.", side_name[s]);
+		at = add_prefixed(out, max, at, prefix, tmp, n);
+
+		vnic_cable_stats(t->cable, s, &cs);
+		n = 0;
+#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs.f
+		CS(tx_frames);
+		CS(tx_bytes);
+		CS(rx_frames);
+		CS(drop_mtu);
+		CS(drop_loss);
+		CS(reordered);
+		CS(corrupted);
+		CS(tx_full);
+		CS(notifies);
+#undef CS
+		snprintf(prefix, sizeof(prefix), "cable.%s_", s ? "ba" : "ab");
+		at = add_prefixed(out, max, at, prefix, tmp, n);
+
+		n = 0;
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "sleeps");
+		tmp[n++].value = t->cpu[s].stats.sleeps;
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "wakeups");
+		tmp[n++].value = atomic_load(&((struct vnic_cpu *)&t->cpu[s])->wakeups_in);
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "busy_polls");
+		tmp[n++].value = t->cpu[s].stats.busy_polls;
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "loops");
+		tmp[n++].value = t->cpu[s].stats.loops;
+		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
+		at = add_prefixed(out, max, at, prefix, tmp, n);
+	}
+	return at;
+}
+
+uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name)
+{
+	static struct vnic_counter all[4 * COUNTERS_PER_OBJECT];
+	unsigned int n = vnic_topo_counters(t, all, 4 * COUNTERS_PER_OBJECT);
+
+	for (unsigned int i = 0; i < n && i < 4 * COUNTERS_PER_OBJECT; i++)
+		if (!strcmp(all[i].name, name))
+			return all[i].value;
+	return 0;
+}

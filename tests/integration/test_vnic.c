@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The whole vNIC on real threads, as `vnic bench` runs it:
+ *
+ *   cpu a: host A -> driver A -> hv A -> device A ==cable== device B -> hv B -> driver B -> host B :cpu b
+ *
+ * Each test runs rr or stream for a fraction of a second under one policy
+ * value and checks what must hold whatever the speed: no payload error,
+ * counters that add up across the layers, the path counters the policy
+ * implies, and every pool full again after quiesce.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "app/app.h"
+
+enum { MAXQ = 4 };
+
+static const double RUN_S = 0.4;
+
+struct run {
+	struct vnic_bench_opts o;
+	struct vnic_bench_run r;
+};
+
+static struct run *run_new(enum vnic_workload wl)
+{
+	struct run *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	vnic_bench_opts_default(&x->o, wl);
+	x->o.duration_s = RUN_S;
+	x->o.quiet = true;
+	x->o.rr.sessions = 16;
+	/* Small host pools keep ASan/TSan runs light. */
+	x->o.topo.host_pkts = 512;
+	return x;
+}
+
+static void run_go(struct run *x)
+{
+	x->r.o = &x->o;
+	assert_int_equal(vnic_bench_run(&x->r), 0);
+}
+
+static void run_free(struct run *x)
+{
+	vnic_bench_cleanup(&x->r);
+	free(x);
+}
+
+static uint64_t ctr(const struct run *x, const char *fmt, ...)
+{
+	char name[VNIC_COUNTER_NAME_MAX + 16];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	return vnic_topo_counter(&x->r.topo, name);
+}
+
+/* A per-queue counter summed over the queues of one side ("drv_a.", "tx", "direct_packets"). */
+static uint64_t qsum(const struct run *x, const char *obj, const char *dir, const char *name)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int q = 0; q < MAXQ; q++)
+		sum += ctr(x, "%s.%s%u_%s", obj, dir, q, name);
+	return sum;
+}
+
+/* Sum of every counter of obj whose name contains "drop" (or "_lost"). */
+static uint64_t drops(const struct run *x, const char *obj)
+{
+	static struct vnic_counter all[8192];
+	unsigned int n = vnic_topo_counters(&x->r.topo, all, 8192);
+	size_t olen = strlen(obj);
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < n && i < 8192; i++)
+		if (!strncmp(all[i].name, obj, olen) && all[i].name[olen] == '.' &&
+		    (strstr(all[i].name, "drop") || strstr(all[i].name, "_lost")))
+			sum += all[i].value;
+	return sum;
+}
+
+/* What must hold after any clean run. */
+static void check_clean(const struct run *x)
+{
+	const struct vnic_work_results *res = &x->r.res;
+	const char *side[2] = { "a", "b" };
+
+	if (x->o.wl == VNIC_WL_RR)
+		assert_true(res->transactions > 0);
+	assert_true(res->bytes > 0);
+	assert_int_equal(res->err.payload, 0);
+	assert_int_equal(res->err.bad_csum, 0);
+	assert_int_equal(res->err.tx_dropped, 0);
+	assert_true(x->r.quiesced);
+	assert_true(x->r.pools_full);
+
+	for (int s = 0; s < 2; s++) {
+		char drv[8], dev[8], peer[8];
+		uint64_t sent, dev_pkts, wire_out, wire_in;
+
+		snprintf(drv, sizeof(drv), "drv_%s", side[s]);
+		snprintf(dev, sizeof(dev), "dev_%s", side[s]);
+		snprintf(peer, sizeof(peer), "dev_%s", side[1 - s]);
+		/* Nothing is dropped anywhere on a clean path. */
+		assert_int_equal(drops(x, drv), 0);
+		assert_int_equal(drops(x, dev), 0);
+		/* Every packet the driver submitted, the device took and completed. */
+		sent = qsum(x, drv, "tx", "direct_packets") + qsum(x, drv, "tx", "batched_packets");
+		dev_pkts = qsum(x, dev, "tx", "packets");
+		assert_true(sent > 0);
+		assert_int_equal(sent, dev_pkts);
+		assert_int_equal(qsum(x, drv, "tx", "completions"), sent);
+		/* What left on the wire arrived at the peer's rx engine ... */
+		wire_out = ctr(x, "cable.%s_tx_frames", s ? "ba" : "ab");
+		wire_in = ctr(x, "cable.%s_rx_frames", s ? "ba" : "ab");
+		assert_int_equal(wire_out, wire_in);
+		assert_int_equal(qsum(x, peer, "rx", "frames"), wire_in);
+		/* ... and every frame the peer device completed, the peer driver took. */
+		assert_int_equal(qsum(x, peer, "rx", "completions"), wire_in);
+	}
+	assert_int_equal(qsum(x, "drv_b", "rx", "packets"), ctr(x, "cable.ab_rx_frames"));
+	assert_int_equal(qsum(x, "drv_a", "rx", "packets"), ctr(x, "cable.ba_rx_frames"));
+}
+
+static void test_rr_defaults(void **state)
+{
+	struct run *x = run_new(VNIC_WL_RR);
+
+	(void)state;
+	/* One session: each request is a lone packet with nothing batched behind it. */
+	x->o.rr.sessions = 1;
+	run_go(x);
+	check_clean(x);
+	/* tx-submit=auto: a lone plain packet goes direct. */
+	assert_true(qsum(x, "drv_a", "tx", "direct_packets") > 0);
+	/* BQL is reported once per completion round. */
+	assert_int_equal(qsum(x, "drv_a", "tx", "bql_completed_calls"),
+			 qsum(x, "drv_a", "tx", "completion_rounds"));
+	run_free(x);
+}
+
+static void test_stream_defaults(void **state)
+{
+	struct run *x = run_new(VNIC_WL_STREAM);
+
+	(void)state;
+	run_go(x);
+	check_clean(x);
+	/* TSO superpackets reach the device and are cut into wire frames ... */
+	assert_true(qsum(x, "dev_a", "tx", "lso_packets") > 0);
+	assert_true(ctr(x, "cable.ab_tx_frames") > qsum(x, "dev_a", "tx", "packets"));
+	/* ... which GRO puts back together on the other side. */
+	assert_true(qsum(x, "drv_b", "rx", "gro_merged") > 0);
+	assert_true(x->r.res.rx_segs > x->r.res.rx_pkts);
+	run_free(x);
+}
+
+static void test_tx_submit_indirect(void **state)
+{
+	struct run *x = run_new(VNIC_WL_RR);
+
+	(void)state;
+	x->o.topo.drv.tx_submit = VNIC_DRV_SUBMIT_INDIRECT;
+	run_go(x);
+	check_clean(x);
+	assert_int_equal(qsum(x, "drv_a", "tx", "direct_packets"), 0);
+	assert_int_equal(qsum(x, "drv_b", "tx", "direct_packets"), 0);
+	assert_true(qsum(x, "drv_a", "tx", "batched_packets") > 0);
+	run_free(x);
+}
+
+static void test_rx_replenish_low_vs_always(void **state)
+{
+	struct run *low = run_new(VNIC_WL_RR), *always = run_new(VNIC_WL_RR);
+	double per_pkt_low, per_pkt_always;
+
+	(void)state;
+	always->o.topo.drv.rx_replenish = VNIC_DRV_REPLENISH_ALWAYS;
+	run_go(low);
+	check_clean(low);
+	run_go(always);
+	check_clean(always);
+	per_pkt_low = (double)qsum(low, "drv_b", "rx", "replenish_calls") /
+		      qsum(low, "drv_b", "rx", "packets");
+	per_pkt_always = (double)qsum(always, "drv_b", "rx", "replenish_calls") /
+			 qsum(always, "drv_b", "rx", "packets");
+	/* "always" replenishes after every poll under budget; "low" only below half. */
+	assert_true(per_pkt_always > 4 * per_pkt_low);
+	run_free(low);
+	run_free(always);
+}
+
+static void test_bql_per_entry(void **state)
+{
+	struct run *x = run_new(VNIC_WL_RR);
+
+	(void)state;
+	x->o.rr.sessions = 64;
+	x->o.topo.drv.bql_complete = VNIC_DRV_BQL_PER_ENTRY;
+	run_go(x);
+	check_clean(x);
+	/* One report per completion entry: at least as many as rounds. */
+	assert_true(qsum(x, "drv_a", "tx", "bql_completed_calls") >=
+		    qsum(x, "drv_a", "tx", "completion_rounds"));
+	assert_int_equal(qsum(x, "drv_a", "tx", "bql_completed_calls"),
+			 qsum(x, "dev_a", "tx", "comp_entries"));
+	run_free(x);
+}
+
+static void test_tx_csum_modes(void **state)
+{
+	static const enum vnic_drv_tx_csum modes[] = {
+		VNIC_DRV_CSUM_SW_DIRECT, VNIC_DRV_CSUM_HW_HEADERS, VNIC_DRV_CSUM_HW_NOHEADERS,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		struct run *x = run_new(VNIC_WL_RR);
+
+		/* The seeds' worst case: near-MTU messages, TSO off, cautious device. */
+		x->o.rr.sessions = 1;
+		x->o.rr.req_size = x->o.rr.resp_size = 1400;
+		x->o.topo.drv.tx_csum = modes[i];
+		run_go(x);
+		check_clean(x);
+		switch (modes[i]) {
+		case VNIC_DRV_CSUM_SW_DIRECT:
+			assert_true(qsum(x, "drv_a", "tx", "csum_sw") > 0);
+			assert_true(qsum(x, "drv_a", "tx", "direct_packets") > 0);
+			break;
+		case VNIC_DRV_CSUM_HW_HEADERS:
+			assert_int_equal(qsum(x, "drv_a", "tx", "csum_sw"), 0);
+			assert_int_equal(qsum(x, "drv_a", "tx", "direct_packets"), 0);
+			assert_true(qsum(x, "drv_a", "tx", "hdr_descs") > 0);
+			assert_int_equal(qsum(x, "dev_a", "tx", "csum_missing_hdrs"), 0);
+			break;
+		default:
+			/* The unsafe variant: the device sees it and counts it. */
+			assert_true(qsum(x, "dev_a", "tx", "csum_missing_hdrs") > 0);
+			break;
+		}
+		run_free(x);
+	}
+}
+
+static void test_tx_hdr_build_copy(void **state)
+{
+	struct run *x = run_new(VNIC_WL_STREAM);
+
+	(void)state;
+	x->o.topo.drv.tx_hdr_build = VNIC_DRV_HDR_COPY;
+	run_go(x);
+	check_clean(x);
+	/* LSO with the cautious mask needs header descriptors either way. */
+	assert_true(qsum(x, "drv_a", "tx", "hdr_descs") > 0);
+	assert_int_equal(qsum(x, "dev_a", "tx", "lso_missing_hdrs"), 0);
+	run_free(x);
+}
+
+static void test_rx_deliver_modes(void **state)
+{
+	static const enum vnic_deliver_mode modes[] = {
+		VNIC_DELIVER_LIST, VNIC_DELIVER_GRO, VNIC_DELIVER_GRO_LIST,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		struct run *st = run_new(VNIC_WL_STREAM), *rr = run_new(VNIC_WL_RR);
+		uint64_t batches, delivered;
+
+		st->o.topo.drv.rx_deliver = rr->o.topo.drv.rx_deliver = modes[i];
+		run_go(st);
+		check_clean(st);
+		/* A TCP stream: GRO merges unless delivery is list only. */
+		if (modes[i] == VNIC_DELIVER_LIST)
+			assert_int_equal(qsum(st, "drv_b", "rx", "gro_merged"), 0);
+		else
+			assert_true(qsum(st, "drv_b", "rx", "gro_merged") > 0);
+
+		/*
+		 * 16 rr sessions: small packets GRO cannot merge arrive several
+		 * per poll. A list batches them; GRO alone hands each up on its own.
+		 */
+		run_go(rr);
+		check_clean(rr);
+		batches = qsum(rr, "drv_b", "rx", "list_batches");
+		delivered = qsum(rr, "drv_b", "rx", "delivered");
+		assert_true(delivered > 0);
+		if (modes[i] == VNIC_DELIVER_GRO)
+			assert_int_equal(batches, delivered);
+		else
+			assert_true(batches < delivered);
+		run_free(st);
+		run_free(rr);
+	}
+}
+
+static void test_tx_reclaim_modes(void **state)
+{
+	static const enum vnic_drv_tx_reclaim modes[] = {
+		VNIC_DRV_RECLAIM_IRQ, VNIC_DRV_RECLAIM_LAZY, VNIC_DRV_RECLAIM_NAPI,
+		VNIC_DRV_RECLAIM_ORPHAN,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		struct run *x = run_new(VNIC_WL_STREAM);
+
+		x->o.topo.drv.tx_reclaim = modes[i];
+		run_go(x);
+		check_clean(x);
+		if (modes[i] == VNIC_DRV_RECLAIM_LAZY)
+			assert_true(qsum(x, "drv_a", "tx", "xmit_reclaims") +
+					    qsum(x, "drv_a", "tx", "timer_reclaims") > 0);
+		if (modes[i] == VNIC_DRV_RECLAIM_ORPHAN)
+			assert_true(qsum(x, "drv_a", "tx", "orphaned") > 0);
+		else
+			assert_int_equal(qsum(x, "drv_a", "tx", "orphaned"), 0);
+		run_free(x);
+	}
+}
+
+static void test_two_queues(void **state)
+{
+	struct run *x = run_new(VNIC_WL_RR);
+
+	(void)state;
+	x->o.rr.sessions = 32;
+	x->o.topo.drv.tx_queues = x->o.topo.drv.rx_queues = 2;
+	run_go(x);
+	check_clean(x);
+	assert_int_equal(ctr(x, "drv_a.neg_tx_queues"), 2);
+	assert_int_equal(ctr(x, "drv_a.neg_rx_queues"), 2);
+	/* Flows are spread by their hash: both queues carry traffic both ways. */
+	for (unsigned int q = 0; q < 2; q++) {
+		assert_true(ctr(x, "drv_a.tx%u_direct_packets", q) +
+				    ctr(x, "drv_a.tx%u_batched_packets", q) > 0);
+		assert_true(ctr(x, "drv_b.rx%u_packets", q) > 0);
+	}
+	run_free(x);
+}
+
+static void test_stream_through_loss_and_reordering(void **state)
+{
+	struct run *x = run_new(VNIC_WL_STREAM);
+	const uint64_t bytes = 4u << 20;
+
+	(void)state;
+	x->o.st.bytes = bytes;
+	x->o.st.flows = 2;
+	x->o.st.tcp.rto_ns = 2000000;
+	x->o.topo.cable.loss = 0.01;
+	x->o.topo.cable.reorder = 0.01;
+	x->o.topo.cable.seed = 42;
+	x->o.duration_s = 3;
+	run_go(x);
+	/* Every byte of every flow arrived, in order, verified against the pattern. */
+	for (unsigned int f = 0; f < 2; f++)
+		assert_true(vnic_stream_flow_bytes(x->r.st, f) == bytes);
+	assert_true(x->r.res.bytes == 2 * bytes);
+	assert_int_equal(x->r.res.err.payload, 0);
+	assert_true(ctr(x, "cable.ab_drop_loss") > 0);
+	assert_true(x->r.res.err.retransmits > 0);
+	assert_true(x->r.pools_full);
+	run_free(x);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rr_defaults),
+		cmocka_unit_test(test_stream_defaults),
+		cmocka_unit_test(test_tx_submit_indirect),
+		cmocka_unit_test(test_rx_replenish_low_vs_always),
+		cmocka_unit_test(test_bql_per_entry),
+		cmocka_unit_test(test_tx_csum_modes),
+		cmocka_unit_test(test_tx_hdr_build_copy),
+		cmocka_unit_test(test_rx_deliver_modes),
+		cmocka_unit_test(test_tx_reclaim_modes),
+		cmocka_unit_test(test_two_queues),
+		cmocka_unit_test(test_stream_through_loss_and_reordering),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
