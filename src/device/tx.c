@@ -410,12 +410,34 @@ static bool prot_match(uint8_t flags1, uint16_t l3_proto, uint8_t l4_proto)
 }
 
 /*
+ * Copies the frame into one wire slot. 1 done, 0 no slot yet (the caller
+ * retries later), -1 with *why set.
+ */
+static int copy_to_slot(struct dev_txq *txq, const struct tx_req *r, struct vnic_pkt **out,
+			enum tx_drop *why)
+{
+	struct vnic_pkt **slot = get_slots(txq, 1, r->hint);
+
+	if (!slot)
+		return 0;
+	if (vnic_unlikely(r->len > slot[0]->buf_size - vnic_pkt_headroom(slot[0]))) {
+		*why = TX_DROP_BAD_LEN;
+		return -1;
+	}
+	memcpy(slot[0]->data, r->frame, r->len);
+	slot[0]->len = r->len;
+	*out = slot[0];
+	return 1;
+}
+
+/*
  * A frame with neither offload: a copy. Header descriptors sent anyway must
  * still describe it.
  */
 static int send_plain(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 {
-	struct vnic_pkt **slot;
+	struct vnic_pkt *slot;
+	int ret;
 
 	if (r->has_hdrs) {
 		struct vnic_hdrs h;
@@ -429,17 +451,10 @@ static int send_plain(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 			return -1;
 		}
 	}
-	slot = get_slots(txq, 1, r->hint);
-	if (!slot)
-		return 0;
-	if (vnic_unlikely(r->len > slot[0]->buf_size - vnic_pkt_headroom(slot[0]))) {
-		*why = TX_DROP_BAD_LEN;
-		return -1;
-	}
-	memcpy(slot[0]->data, r->frame, r->len);
-	slot[0]->len = r->len;
-	txq->used++;
-	return 1;
+	ret = copy_to_slot(txq, r, &slot, why);
+	if (ret == 1)
+		txq->used++;
+	return ret;
 }
 
 /*
@@ -452,8 +467,9 @@ static int send_plain(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
  */
 static int send_csum(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 {
-	struct vnic_pkt **slot;
+	struct vnic_pkt *slot;
 	struct vnic_hdrs h;
+	int ret;
 
 	if (vnic_parse_frame(r->frame, r->len, &h) != VNIC_PARSE_OK ||
 	    !(h.flags & VNIC_HDRS_F_L4) || (h.flags & VNIC_HDRS_F_FRAG) ||
@@ -465,16 +481,10 @@ static int send_csum(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 		*why = TX_DROP_HDR_LEN_MISMATCH;
 		return -1;
 	}
-	slot = get_slots(txq, 1, r->hint);
-	if (!slot)
-		return 0;
-	if (vnic_unlikely(r->len > slot[0]->buf_size - vnic_pkt_headroom(slot[0]))) {
-		*why = TX_DROP_BAD_LEN;
-		return -1;
-	}
-	memcpy(slot[0]->data, r->frame, r->len);
-	slot[0]->len = r->len;
-	if (vnic_unlikely(vnic_csum_l4_set(slot[0]->data, &h))) {
+	ret = copy_to_slot(txq, r, &slot, why);
+	if (ret != 1)
+		return ret;
+	if (vnic_unlikely(vnic_csum_l4_set(slot->data, &h))) {
 		*why = TX_DROP_BAD_HEADERS;
 		return -1;
 	}
@@ -549,6 +559,7 @@ static int send_lso(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 static void refuse(struct dev_txq *txq, uint32_t correlator, enum tx_drop why)
 {
 	txq->st.drops[why]++;
+	VNIC_PROBE3(drop, "dev_tx", "refused", why);
 	complete(txq, correlator, drop_rc[why]);
 }
 
@@ -642,7 +653,7 @@ refuse:
 
 /* --- polls ---------------------------------------------------------------------------- */
 
-int vnic_dev_tx_poll(struct vnic_napi *napi, int budget)
+static int tx_poll(struct vnic_napi *napi, int budget)
 {
 	struct dev_txq *txq = vnic_container_of(napi, struct dev_txq, napi);
 	struct vnic_subcrq *q = txq->subm;
@@ -682,6 +693,15 @@ blocked:
 	txq->blocked = true;
 	vnic_poller_set_timer(&napi->poller, vnic_now_ns() + DEV_RETRY_NS);
 	return 0;
+}
+
+int vnic_dev_tx_poll(struct vnic_napi *napi, int budget)
+{
+	uint64_t t0 = vnic_trace_begin(VNIC_TP_DEV_TX);
+	int work = tx_poll(napi, budget);
+
+	vnic_trace_end(VNIC_TP_DEV_TX, t0);
+	return work;
 }
 
 bool vnic_dev_tx_drain(struct dev_txq *txq)
