@@ -7,11 +7,17 @@
 set -euo pipefail
 
 level=${1:-build}
-pkgs=(gcc make cmake pkg-config libcmocka-dev)
+# build: compiler, CMake, cmocka (the tests are part of the build), libpcap
+# (vnic link --pcap), sys/sdt.h for the USDT probes, gnuplot for the plots of
+# vnic experiment.
+pkgs=(gcc make cmake pkg-config libcmocka-dev libpcap-dev systemtap-sdt-dev gnuplot-nox)
+# test: clang and its fuzzer runtime for the fuzz targets; the tools the
+# network-namespace tests drive across vnic link.
+test_pkgs=(clang libclang-rt-dev iproute2 iputils-ping ethtool iperf3 sockperf python3 tshark)
 case "$level" in
 build) ;;
-test) pkgs+=(clang libclang-rt-dev) ;;
-all) pkgs+=(clang libclang-rt-dev iproute2 ethtool iperf3 sockperf gnuplot libpcap-dev) ;;
+test) pkgs+=("${test_pkgs[@]}") ;;
+all) pkgs+=("${test_pkgs[@]}" vde2 linux-perf bpftrace) ;;
 *) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
 esac
 
@@ -35,4 +41,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
+# tshark asks whether non-root users may capture; the default (no) is fine.
+echo "wireshark-common wireshark-common/install-setuid boolean false" |
+	"${sudo[@]}" debconf-set-selections 2>/dev/null || true
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
