@@ -105,6 +105,12 @@ struct vnic_cpu {
 	struct vnic_cpu_stats stats;
 	_Atomic uint64_t wakeups_in;	/* counted by the wakers */
 	void *thread;			/* pthread_t *, opaque here */
+	/*
+	 * fd sources (see "fd sources" at the end of this header). NULL for a
+	 * cpu without fds: it sleeps on the futex as before. Written before
+	 * start only.
+	 */
+	struct vnic_cpu_fds *fds;
 };
 
 /* 0 or -errno. busy_poll_ns 0 = sleep as soon as idle. */
@@ -266,9 +272,20 @@ static inline int32_t vnic_dql_avail(const struct vnic_dql *dql)
  * count above what is in flight is cut to it.
  */
 void vnic_dql_completed(struct vnic_dql *dql, uint32_t count, uint64_t now_ns);
+/*
+ * Any thread (the counters read it; the writer stores these fields with
+ * relaxed atomics). num_completed is read first: it never passes
+ * num_queued, so a num_queued read after it is usually at least as new. A
+ * reader can still see a negative difference (a reset zeroing both between
+ * the two loads; relaxed loads reordered on a weakly ordered cpu): that is
+ * clamped to 0 rather than reported as 4 GiB in flight.
+ */
 static inline uint32_t vnic_dql_inflight(const struct vnic_dql *dql)
 {
-	return dql->num_queued - dql->num_completed;
+	uint32_t completed = __atomic_load_n(&dql->num_completed, __ATOMIC_RELAXED);
+	uint32_t queued = __atomic_load_n(&dql->num_queued, __ATOMIC_RELAXED);
+
+	return (int32_t)(queued - completed) < 0 ? 0 : queued - completed;
 }
 
 /* ---------------------------------------------------------------------------
@@ -350,6 +367,69 @@ struct vnic_counter {
 	char name[VNIC_COUNTER_NAME_MAX];
 	uint64_t value;
 };
+
+/*
+ * How "plain" is written: a counter (and every other field a counters
+ * function reads, such as a ring cursor, a negotiated size or a state) is
+ * stored by its one writer with a relaxed atomic store and read by anyone
+ * with a relaxed atomic load. With a single writer no read-modify-write is
+ * needed: vnic_ctr_add is a relaxed load, an add and a relaxed store, which
+ * on x86 compile to the plain mov/add/mov of `x += n` (no lock prefix).
+ * What it buys is a defined reader: no torn value, no data race for the
+ * compiler to exploit, and a ThreadSanitizer that stays silent without
+ * suppressions. A reader still sees a value that may be a little stale,
+ * and two counters read one after the other are not a snapshot. Always
+ * inlined: GCC otherwise makes an out-of-line call of vnic_ctr_add in a
+ * large function (the device's tx_one), a call per counter per packet.
+ */
+static inline __attribute__((always_inline)) void vnic_ctr_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void vnic_ctr_inc(uint64_t *c)
+{
+	vnic_ctr_add(c, 1);
+}
+
+static inline __attribute__((always_inline)) void vnic_ctr_set(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, v, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) uint64_t vnic_ctr_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* 32-bit fields (ring occupancy, free counts, DQL bytes): wrap as uint32_t does. */
+static inline __attribute__((always_inline)) void vnic_ctr_add32(uint32_t *c, uint32_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void vnic_ctr_sub32(uint32_t *c, uint32_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) - n, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void vnic_ctr_set32(uint32_t *c, uint32_t v)
+{
+	__atomic_store_n(c, v, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) uint32_t vnic_ctr_read32(const uint32_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/*
+ * Any other scalar a counters function reports (an enum state, a bool flag,
+ * an unsigned int): the same relaxed store by its writer and relaxed load by
+ * readers, for any type.
+ */
+#define vnic_ctr_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define vnic_ctr_load(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
 
 /* ---------------------------------------------------------------------------
  * The netdev boundary: what a host stack sees of a NIC.
@@ -493,5 +573,193 @@ struct vnic_wire {
 	void (*notify)(void *ctx);
 	void *notify_ctx;
 };
+
+/* ---------------------------------------------------------------------------
+ * Tracing (trace.c): hit count and inclusive time per datapath function, per
+ * call path, and the USDT probes. docs/TRACING.md has the how-to.
+ *
+ * A trace point is a begin/end pair around a function body or a call:
+ *	uint64_t t0 = vnic_trace_begin(VNIC_TP_XMIT);
+ *	...
+ *	vnic_trace_end(VNIC_TP_XMIT, t0);
+ * Off (the default), begin is a relaxed load of one global flag and a branch
+ * predicted not taken, and returns 0; end only tests t0, which is in a
+ * register (a second never-taken branch, no memory access). Because end
+ * goes by t0 and not by the flag, enabling or disabling between a begin
+ * and its end is safe (the pair is recorded whole or not at all). begin(VNIC_TP_MAX) records nothing and returns 0:
+ * a call site that traces only under some condition passes it otherwise.
+ *
+ * On, each thread records into its own table: a single writer, no lock, no
+ * atomic read-modify-write. A per-thread stack of the active points (at
+ * most VNIC_TRACE_DEPTH deep) makes the key the whole call path, so the
+ * report nests every callee under the caller it was really called from
+ * ("napi_poll > gro_receive > deliver") and times are inclusive of
+ * callees. Reports sum the tables of all threads (those that exited too).
+ *
+ * Clock: rdtsc on x86-64, calibrated against CLOCK_MONOTONIC when tracing
+ * is enabled; clock_gettime(CLOCK_MONOTONIC) elsewhere.
+ * ------------------------------------------------------------------------- */
+
+#include <stdio.h>
+
+enum vnic_trace_point {
+	VNIC_TP_XMIT,		/* driver: ndo_start_xmit */
+	VNIC_TP_TX_FLUSH,	/* driver: send the batched indirect array */
+	VNIC_TP_SEND_DIRECT,	/* driver: the send_subcrq hcall */
+	VNIC_TP_SEND_INDIRECT,	/* driver: the send_subcrq_indirect hcall (tx and rx adds) */
+	VNIC_TP_CSUM_HELP,	/* driver: software checksum of a PARTIAL packet */
+	VNIC_TP_HDR_BUILD,	/* driver: header descriptors */
+	VNIC_TP_TX_COMPLETE,	/* driver: tx completion (reclaim) round */
+	VNIC_TP_NAPI_POLL,	/* driver: rx NAPI poll */
+	VNIC_TP_REPLENISH,	/* driver: rx buffer replenish */
+	VNIC_TP_GRO_RECEIVE,	/* driver: a packet into GRO (rx-deliver gro, gro-list) */
+	VNIC_TP_DELIVER,	/* driver: a batch handed up to the host */
+	VNIC_TP_DEV_TX,		/* device: tx engine poll */
+	VNIC_TP_DEV_RX,		/* device: rx engine poll */
+	VNIC_TP_MAX,
+};
+
+enum {
+	VNIC_TRACE_DEPTH = 8,	/* deeper points are not recorded (counted as lost) */
+	VNIC_TRACE_PATHS = 128,	/* distinct call paths per thread, likewise */
+};
+
+/* The flag begin reads. Written only by vnic_trace_enable. */
+extern _Atomic bool vnic_trace_active;
+
+/* Out of line, tracing on: push tp on this thread's stack, return its start (never 0). */
+uint64_t vnic_trace_begin_slow(enum vnic_trace_point tp);
+/* Out of line: pop tp, add one hit and the time since t0 to its path. */
+void vnic_trace_end_slow(enum vnic_trace_point tp, uint64_t t0);
+
+static inline uint64_t vnic_trace_begin(enum vnic_trace_point tp)
+{
+	if (vnic_unlikely(atomic_load_explicit(&vnic_trace_active, memory_order_relaxed)))
+		return vnic_trace_begin_slow(tp);
+	return 0;
+}
+
+/* Any thread; t0 is what the matching begin on this thread returned. */
+static inline void vnic_trace_end(enum vnic_trace_point tp, uint64_t t0)
+{
+	if (vnic_unlikely(t0))
+		vnic_trace_end_slow(tp, t0);
+}
+
+/*
+ * Any thread, setup path. Enabling calibrates the clock (about 2 ms of
+ * spinning on x86-64). Disabling stops new begins; pairs already begun
+ * still end and are recorded. Records are kept until vnic_trace_reset.
+ */
+void vnic_trace_enable(bool on);
+/*
+ * Any thread: forget everything recorded. Exact between runs; a thread
+ * tracing at that moment drops its table on its next begin, and reports
+ * skip it until then.
+ */
+void vnic_trace_reset(void);
+/* "xmit", "tx_flush", ... ("unknown" out of range). */
+const char *vnic_trace_point_name(enum vnic_trace_point tp);
+
+/*
+ * One call path: the point, the caller it was called from and the totals
+ * over every thread. Rows come depth first (a caller before its callees,
+ * siblings in enum order); paths without hits are left out.
+ */
+struct vnic_trace_row {
+	enum vnic_trace_point point;
+	const char *name;	/* vnic_trace_point_name(point) */
+	const char *parent;	/* the caller's name; "" at the top */
+	int parent_row;		/* the caller's row; -1 at the top */
+	unsigned int depth;	/* 0 at the top */
+	uint64_t hits;
+	uint64_t total_ns;	/* inclusive of callees */
+	uint64_t avg_ns;	/* total_ns / hits */
+};
+
+/*
+ * Fills up to max rows and returns how many there are in all. Any thread;
+ * while others trace, the totals are a moment's snapshot. 0 if nothing was
+ * recorded (or memory for the snapshot could not be had).
+ */
+unsigned int vnic_trace_rows(struct vnic_trace_row *out, unsigned int max);
+/*
+ * The nested text report, in the seeds' form ("total / hits = average"),
+ * each callee indented under its caller, with its share of the caller's
+ * time. Times are inclusive: never add averages across lines.
+ */
+void vnic_trace_report(FILE *f);
+
+/*
+ * USDT probes (provider "vnic"), for perf and bpftrace: a nop in the code
+ * and a note in the ELF file (readelf -n). With no <sys/sdt.h>
+ * (systemtap-sdt-dev) they compile to nothing but the evaluation of their
+ * arguments, which must have no side effects. Arguments are integers or
+ * strings (const char *), listed in docs/TRACING.md.
+ */
+#ifdef __has_include
+#if __has_include(<sys/sdt.h>)
+#include <sys/sdt.h>
+#define VNIC_HAVE_SDT 1
+#endif
+#endif
+
+#ifdef VNIC_HAVE_SDT
+#define VNIC_PROBE1(name, a) STAP_PROBE1(vnic, name, a)
+#define VNIC_PROBE2(name, a, b) STAP_PROBE2(vnic, name, a, b)
+#define VNIC_PROBE3(name, a, b, c) STAP_PROBE3(vnic, name, a, b, c)
+#else
+#define VNIC_PROBE1(name, a) ((void)(a))
+#define VNIC_PROBE2(name, a, b) ((void)(a), (void)(b))
+#define VNIC_PROBE3(name, a, b, c) ((void)(a), (void)(b), (void)(c))
+#endif
+
+/* ---------------------------------------------------------------------------
+ * fd sources for the cpu loop (cpu.c)
+ *
+ * A cpu may own file descriptors (a TAP queue, an AF_PACKET socket): when one
+ * becomes ready, the poller registered for it is scheduled. A cpu that owns
+ * at least one fd sleeps in epoll_wait instead of on the futex, with an
+ * eventfd standing in for the futex wake: a waker that claims the sleep
+ * (the same sleeping/pending protocol as the futex, whose lost-wakeup
+ * argument is unchanged) writes the eventfd, and the eventfd stays readable
+ * until the owner drains it, so a wake that lands before the owner enters
+ * epoll_wait makes that epoll_wait return at once, as the cleared futex
+ * word does. Cpus without fds keep the futex path and pay nothing.
+ *
+ * Level-triggered: a poller that stops reading before EAGAIN is scheduled
+ * again at the next look. A busy fd cpu (always something scheduled) looks
+ * at its fds at most every VNIC_CPU_FD_POLL_NS with a non-blocking
+ * epoll_wait, and while busy-polling idle every VNIC_CPU_FD_SPIN_POLL_NS;
+ * an idle one looks when it goes to sleep (epoll_wait with the timer as
+ * timeout). EPOLLERR and EPOLLHUP schedule the poller too (epoll reports them
+ * whatever was asked): a poller that cannot make progress on its fd stops
+ * watching it (vnic_cpu_mod_fd with 0). A poller may be run once more after
+ * it stopped watching (readiness seen just before): it must cope with a run
+ * that finds nothing.
+ * ------------------------------------------------------------------------- */
+
+enum {
+	VNIC_CPU_MAX_FDS = 64,
+	VNIC_CPU_FD_POLL_NS = 20000,
+	VNIC_CPU_FD_SPIN_POLL_NS = 2000,
+};
+
+/*
+ * Before cpu starts. Registers fd (the caller keeps owning it and closes it
+ * after the cpu has stopped) to schedule p, a poller already added to this
+ * cpu, when one of events (EPOLLIN, EPOLLOUT) is ready. events 0 registers
+ * the fd without watching it yet. The first call creates the cpu's epoll
+ * instance and eventfd. 0 or -errno: -EINVAL (p not on this cpu, fd < 0,
+ * fd already registered), -EBUSY (cpu started), -ENOSPC, or what
+ * epoll_create1/eventfd/epoll_ctl return.
+ */
+int vnic_cpu_add_fd(struct vnic_cpu *cpu, int fd, uint32_t events, struct vnic_poller *p);
+/*
+ * Owner's thread (or before start): watch events on fd from now on; 0 stops
+ * watching (e.g. a TAP queue whose tx queue is stopped). 0 or -errno:
+ * -ENOENT (fd not registered), or what epoll_ctl returns.
+ */
+int vnic_cpu_mod_fd(struct vnic_cpu *cpu, int fd, uint32_t events);
 
 #endif /* VNIC_CORE_H */

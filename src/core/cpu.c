@@ -7,6 +7,10 @@
  * word with one exchange per loop, so a busy cpu is fed without any syscall;
  * the futex is touched only on the transition to sleep and by the one waker
  * that finds the cpu asleep.
+ *
+ * A cpu that owns fds (vnic_cpu_add_fd) sleeps in epoll_wait instead, and
+ * its wakers write an eventfd instead of the futex; the protocol that
+ * decides who must wake whom is the same (idle_sleep()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +62,102 @@ static void futex_wake_one(_Atomic uint32_t *word)
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
 }
 
+/* ---- fd sources: the state behind cpu->fds ------------------------------- */
+
+/* epoll data of the eventfd; the registered fds carry their table index. */
+#define EFD_TAG UINT64_MAX
+
+enum { FD_EVENTS_PER_WAIT = 16 };
+
+struct fd_entry {
+	int fd;
+	uint32_t events;	/* watched now; 0 = not in the epoll set */
+	struct vnic_poller *p;
+};
+
+/* Owner's thread only, except efd, which wakers write. */
+struct vnic_cpu_fds {
+	int epfd;
+	int efd;
+	unsigned int n;
+	uint64_t ready;		/* pollers an epoll_wait found ready, not yet run */
+	uint64_t next_poll_ns;	/* busy loop: next non-blocking look */
+	struct fd_entry ent[VNIC_CPU_MAX_FDS];
+};
+
+static void efd_wake(struct vnic_cpu_fds *fds)
+{
+	uint64_t one = 1;
+
+	/* Only EAGAIN (counter at its maximum: already readable) can fail here. */
+	if (write(fds->efd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void efd_drain(struct vnic_cpu_fds *fds)
+{
+	uint64_t v;
+
+	if (read(fds->efd, &v, sizeof(v)) < 0)
+		return; /* EAGAIN: a wake already drained */
+}
+
+/*
+ * One look at the fds: waits at most until deadline_ns (0: do not wait;
+ * UINT64_MAX: no deadline), returns the pollers of the ready fds and drains
+ * the eventfd if it fired. epoll_pwait2 takes the timeout in ns, so a timer
+ * is not rounded up to the next millisecond.
+ */
+static uint64_t fds_wait(struct vnic_cpu_fds *fds, uint64_t deadline_ns)
+{
+	struct epoll_event ev[FD_EVENTS_PER_WAIT];
+	struct timespec ts, *tsp = &ts;
+	uint64_t mask = 0;
+	int n, i;
+
+	ts.tv_sec = 0;
+	ts.tv_nsec = 0;
+	if (deadline_ns == UINT64_MAX) {
+		tsp = NULL;
+	} else if (deadline_ns) {
+		uint64_t now = vnic_now_ns();
+		uint64_t rel = (int64_t)(deadline_ns - now) > 0 ? deadline_ns - now : 0;
+
+		ts.tv_sec = (time_t)(rel / 1000000000ull);
+		ts.tv_nsec = (long)(rel % 1000000000ull);
+	}
+	n = epoll_pwait2(fds->epfd, ev, FD_EVENTS_PER_WAIT, tsp, NULL);
+	for (i = 0; i < n; i++) {
+		uint64_t idx = ev[i].data.u64;
+
+		if (idx == EFD_TAG)
+			efd_drain(fds);
+		else if (idx < fds->n)
+			mask |= fds->ent[idx].p->bit;
+	}
+	return mask;
+}
+
+/*
+ * The busy loop's look at the fds: what the last sleep found, plus a
+ * non-blocking epoll_wait when the loop is about to idle or at most every
+ * VNIC_CPU_FD_POLL_NS while pollers keep it busy.
+ */
+static uint64_t fds_take(struct vnic_cpu_fds *fds, uint64_t busy)
+{
+	uint64_t mask = fds->ready;
+
+	fds->ready = 0;
+	if (busy) {
+		uint64_t now = vnic_now_ns();
+
+		if ((int64_t)(now - fds->next_poll_ns) < 0)
+			return mask;
+		fds->next_poll_ns = now + VNIC_CPU_FD_POLL_NS;
+	}
+	return mask | fds_wait(fds, 0);
+}
+
 /*
  * Claims the cpu's current sleep, if it has announced one, and wakes it.
  * The exchange makes the claim exclusive: however many threads race here,
@@ -70,7 +172,15 @@ static void wake_cpu(struct vnic_cpu *cpu)
 		return;
 	if (!atomic_exchange_explicit(&cpu->sleeping, 0, memory_order_seq_cst))
 		return;
-	futex_wake_one(&cpu->sleeping);
+	/*
+	 * cpu->fds was written before the cpu started, which happens before
+	 * its thread announced the sleep we just claimed (seq_cst store and
+	 * exchange synchronise), so this plain read is ordered.
+	 */
+	if (cpu->fds)
+		efd_wake(cpu->fds);
+	else
+		futex_wake_one(&cpu->sleeping);
 	atomic_fetch_add_explicit(&cpu->wakeups_in, 1, memory_order_relaxed);
 }
 
@@ -91,8 +201,16 @@ int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns)
 
 void vnic_cpu_fini(struct vnic_cpu *cpu)
 {
-	if (cpu && cpu->thread)
+	if (!cpu)
+		return;
+	if (cpu->thread)
 		vnic_cpu_stop(cpu);
+	if (cpu->fds) {
+		close(cpu->fds->epfd);
+		close(cpu->fds->efd);
+		free(cpu->fds);
+		cpu->fds = NULL;
+	}
 }
 
 int vnic_cpu_add(struct vnic_cpu *cpu, struct vnic_poller *p, const char *name, vnic_poll_fn poll)
@@ -110,6 +228,114 @@ int vnic_cpu_add(struct vnic_cpu *cpu, struct vnic_poller *p, const char *name, 
 	p->name = name;
 	cpu->pollers[cpu->npollers++] = p;
 	return 0;
+}
+
+/* The epoll instance and the eventfd, on the first fd of a cpu. */
+static int fds_create(struct vnic_cpu *cpu)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EFD_TAG};
+	struct vnic_cpu_fds *fds;
+	int err;
+
+	fds = calloc(1, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	fds->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (fds->epfd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	fds->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fds->efd < 0) {
+		err = -errno;
+		goto err_close_epfd;
+	}
+	if (epoll_ctl(fds->epfd, EPOLL_CTL_ADD, fds->efd, &ev)) {
+		err = -errno;
+		goto err_close_efd;
+	}
+	cpu->fds = fds;
+	return 0;
+
+err_close_efd:
+	close(fds->efd);
+err_close_epfd:
+	close(fds->epfd);
+err_free:
+	free(fds);
+	return err;
+}
+
+static struct fd_entry *fd_find(struct vnic_cpu_fds *fds, int fd)
+{
+	unsigned int i;
+
+	for (i = 0; fds && i < fds->n; i++)
+		if (fds->ent[i].fd == fd)
+			return &fds->ent[i];
+	return NULL;
+}
+
+/* Level-triggered on purpose: see "fd sources" in core.h. */
+static int fd_apply(struct vnic_cpu_fds *fds, struct fd_entry *e, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)(e - fds->ent)};
+	int op;
+
+	if (events == e->events)
+		return 0;
+	/*
+	 * Not watching means out of the set: epoll would report EPOLLHUP and
+	 * EPOLLERR even with no events asked for.
+	 */
+	if (!events)
+		op = EPOLL_CTL_DEL;
+	else if (!e->events)
+		op = EPOLL_CTL_ADD;
+	else
+		op = EPOLL_CTL_MOD;
+	if (epoll_ctl(fds->epfd, op, e->fd, &ev))
+		return -errno;
+	e->events = events;
+	return 0;
+}
+
+int vnic_cpu_add_fd(struct vnic_cpu *cpu, int fd, uint32_t events, struct vnic_poller *p)
+{
+	struct fd_entry *e;
+	int err;
+
+	if (!cpu || !p || p->cpu != cpu || fd < 0)
+		return -EINVAL;
+	if (cpu->thread)
+		return -EBUSY;
+	if (fd_find(cpu->fds, fd))
+		return -EINVAL;
+	if (cpu->fds && cpu->fds->n >= VNIC_CPU_MAX_FDS)
+		return -ENOSPC;
+	if (!cpu->fds) {
+		err = fds_create(cpu);
+		if (err)
+			return err;
+	}
+	e = &cpu->fds->ent[cpu->fds->n];
+	e->fd = fd;
+	e->events = 0;
+	e->p = p;
+	err = fd_apply(cpu->fds, e, events);
+	if (err)
+		return err;
+	cpu->fds->n++;
+	return 0;
+}
+
+int vnic_cpu_mod_fd(struct vnic_cpu *cpu, int fd, uint32_t events)
+{
+	struct fd_entry *e = cpu ? fd_find(cpu->fds, fd) : NULL;
+
+	if (!e)
+		return -ENOENT;
+	return fd_apply(cpu->fds, e, events);
 }
 
 /*
@@ -142,7 +368,7 @@ static uint64_t take_pending(struct vnic_cpu *cpu)
 		return 0;
 	mask = atomic_exchange_explicit(&cpu->pending, 0, memory_order_acquire);
 	for (m = mask; m; m &= m - 1)
-		cpu->pollers[__builtin_ctzll(m)]->schedules++;
+		vnic_ctr_inc(&cpu->pollers[__builtin_ctzll(m)]->schedules);
 	return mask;
 }
 
@@ -183,7 +409,7 @@ static uint64_t run_mask(struct vnic_cpu *cpu, uint64_t mask)
 	for (; mask; mask &= mask - 1) {
 		struct vnic_poller *p = cpu->pollers[__builtin_ctzll(mask)];
 
-		p->runs++;
+		vnic_ctr_inc(&p->runs);
 		if (p->poll(p, budget) >= budget)
 			again |= p->bit;
 	}
@@ -203,13 +429,14 @@ static bool stopping(struct vnic_cpu *cpu)
  */
 static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 {
-	uint64_t now, end;
+	uint64_t now, end, next_fd;
 
 	if (!cpu->busy_poll_ns)
 		return false;
-	cpu->stats.busy_polls++;
+	vnic_ctr_inc(&cpu->stats.busy_polls);
 	now = vnic_now_ns();
 	end = now + cpu->busy_poll_ns;
+	next_fd = now + VNIC_CPU_FD_SPIN_POLL_NS;
 	for (;;) {
 		if (atomic_load_explicit(&cpu->pending, memory_order_relaxed) ||
 		    atomic_load_explicit(&cpu->stop, memory_order_relaxed))
@@ -217,6 +444,13 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 		now = vnic_now_ns();
 		if (next_timer && (int64_t)(now - next_timer) >= 0)
 			return true;
+		/* fds are looked at by syscall: not on every turn of the spin */
+		if (cpu->fds && (int64_t)(now - next_fd) >= 0) {
+			cpu->fds->ready |= fds_wait(cpu->fds, 0);
+			if (cpu->fds->ready)
+				return true;
+			next_fd = now + VNIC_CPU_FD_SPIN_POLL_NS;
+		}
 		if ((int64_t)(now - end) >= 0)
 			return false;
 		cpu_relax();
@@ -235,6 +469,15 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
  * both miss. The same holds for stop. A wake that arrives between C2 and the
  * futex_wait finds sleeping already cleared by the waker (wake_cpu), so the
  * futex_wait returns at once.
+ *
+ * A cpu with fds sleeps in epoll_wait, and the claimed wake is a write to
+ * its eventfd instead of a FUTEX_WAKE. The argument above decides, as
+ * before, that some waker claims the sleep whenever the sleeper could miss
+ * its bit; what replaces "the futex word is already 0" for a wake landing
+ * between C2 and epoll_wait is that the eventfd's counter stays non-zero
+ * until we drain it, so that epoll_wait returns at once. A wake claimed
+ * after we woke up for another reason (an fd, the timer, a call-off) leaves
+ * the eventfd readable: the next look drains it, one spurious return.
  */
 static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 {
@@ -242,13 +485,17 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 	if (atomic_load_explicit(&cpu->pending, memory_order_seq_cst) || stopping(cpu)) {
 		/* A waker that already claimed this sleep issued a wake for it. */
 		if (!atomic_exchange_explicit(&cpu->sleeping, 0, memory_order_relaxed))
-			cpu->stats.sleeps++;
+			vnic_ctr_inc(&cpu->stats.sleeps);
 		return;
 	}
-	cpu->stats.sleeps++;
-	futex_wait_until(&cpu->sleeping, next_timer);
+	vnic_ctr_inc(&cpu->stats.sleeps);
+	if (cpu->fds)
+		cpu->fds->ready |= fds_wait(cpu->fds, next_timer ? next_timer : UINT64_MAX);
+	else
+		futex_wait_until(&cpu->sleeping, next_timer);
 	atomic_store_explicit(&cpu->sleeping, 0, memory_order_relaxed);
-	cpu->stats.wakeups = atomic_load_explicit(&cpu->wakeups_in, memory_order_relaxed);
+	vnic_ctr_set(&cpu->stats.wakeups,
+		     atomic_load_explicit(&cpu->wakeups_in, memory_order_relaxed));
 }
 
 static void *cpu_thread(void *arg)
@@ -259,8 +506,10 @@ static void *cpu_thread(void *arg)
 	while (!stopping(cpu)) {
 		uint64_t next_timer, mask;
 
-		cpu->stats.loops++;
+		vnic_ctr_inc(&cpu->stats.loops);
 		mask = again | take_pending(cpu) | due_timers(cpu, &next_timer);
+		if (cpu->fds)
+			mask |= fds_take(cpu->fds, mask);
 		if (mask) {
 			again = run_mask(cpu, mask);
 			continue;
@@ -317,15 +566,18 @@ void vnic_cpu_stop(struct vnic_cpu *cpu)
 	free(th);
 	cpu->thread = NULL;
 	atomic_store_explicit(&cpu->stop, 0, memory_order_relaxed);
-	cpu->stats.wakeups = atomic_load_explicit(&cpu->wakeups_in, memory_order_relaxed);
+	vnic_ctr_set(&cpu->stats.wakeups,
+		     atomic_load_explicit(&cpu->wakeups_in, memory_order_relaxed));
 }
 
 unsigned int vnic_cpu_run_once(struct vnic_cpu *cpu)
 {
 	uint64_t next_timer, mask, again;
 
-	cpu->stats.loops++;
+	vnic_ctr_inc(&cpu->stats.loops);
 	mask = take_pending(cpu) | due_timers(cpu, &next_timer);
+	if (cpu->fds)
+		mask |= fds_take(cpu->fds, 0);
 	if (!mask)
 		return 0;
 	again = run_mask(cpu, mask);

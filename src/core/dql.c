@@ -33,9 +33,10 @@ static inline bool time_after(uint64_t a, uint64_t b)
 
 void vnic_dql_reset(struct vnic_dql *dql, uint64_t now_ns)
 {
-	dql->limit = dql->min_limit;
-	dql->num_queued = 0;
-	dql->num_completed = 0;
+	/* limit, num_queued and num_completed are read by counters: relaxed stores */
+	vnic_ctr_set32(&dql->limit, dql->min_limit);
+	vnic_ctr_set32(&dql->num_queued, 0);
+	vnic_ctr_set32(&dql->num_completed, 0);
 	/*
 	 * Linux leaves adj_limit alone here; after a reset mid-run that lets
 	 * the stale value admit bytes until the first completion. Recompute it
@@ -62,7 +63,7 @@ void vnic_dql_init(struct vnic_dql *dql, uint64_t hold_time_ns)
 void vnic_dql_queued(struct vnic_dql *dql, uint32_t count)
 {
 	dql->last_obj_cnt = count;
-	dql->num_queued += count;
+	vnic_ctr_add32(&dql->num_queued, count);
 }
 
 void vnic_dql_completed(struct vnic_dql *dql, uint32_t count, uint64_t now_ns)
@@ -123,13 +124,13 @@ void vnic_dql_completed(struct vnic_dql *dql, uint32_t count, uint64_t now_ns)
 	if (limit < dql->min_limit)
 		limit = dql->min_limit;
 	if (limit != dql->limit) {
-		dql->limit = limit;
+		vnic_ctr_set32(&dql->limit, limit);
 		ovlimit = 0;
 	}
 
 	dql->adj_limit = limit + completed;
 	dql->prev_ovlimit = ovlimit;
 	dql->prev_last_obj_cnt = dql->last_obj_cnt;
-	dql->num_completed = completed;
+	vnic_ctr_set32(&dql->num_completed, completed);
 	dql->prev_num_queued = num_queued;
 }

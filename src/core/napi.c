@@ -70,10 +70,11 @@ static int napi_poller(struct vnic_poller *p, int budget)
 	work = napi->poll(napi, napi->weight);
 	if (work < 0)
 		work = 0;
-	napi->stats.polls++;
-	napi->stats.work += (uint64_t)work;
+	/* stats: one writer at a time (the SCHED holder), read by counters anywhere */
+	vnic_ctr_inc(&napi->stats.polls);
+	vnic_ctr_add(&napi->stats.work, (uint64_t)work);
 	if (work >= napi->weight)
-		napi->stats.full_polls++;
+		vnic_ctr_inc(&napi->stats.full_polls);
 
 	if (napi->stats.completes != completes)
 		return 0; /* the poll completed it itself: no longer ours */
@@ -108,7 +109,7 @@ bool vnic_napi_schedule(struct vnic_napi *napi)
 	if (!take_sched(napi))
 		return false;
 	irq_disable(napi);
-	napi->stats.irqs++;
+	vnic_ctr_inc(&napi->stats.irqs);
 	vnic_poller_schedule(&napi->poller);
 	return true;
 }
@@ -116,7 +117,7 @@ bool vnic_napi_schedule(struct vnic_napi *napi)
 void vnic_napi_complete_done(struct vnic_napi *napi, int work)
 {
 	(void)work;
-	napi->stats.completes++;
+	vnic_ctr_inc(&napi->stats.completes);
 	/* Release: what the poll did is visible to the next owner of SCHED. */
 	atomic_fetch_and_explicit(&napi->state, ~(uint32_t)VNIC_NAPI_SCHED, memory_order_release);
 	irq_enable(napi);
@@ -128,7 +129,7 @@ void vnic_napi_complete_done(struct vnic_napi *napi, int work)
 	 */
 	if (irq_pending(napi) && take_sched(napi)) {
 		irq_disable(napi);
-		napi->stats.rearm_races++;
+		vnic_ctr_inc(&napi->stats.rearm_races);
 		vnic_poller_schedule(&napi->poller);
 	}
 }

@@ -29,14 +29,14 @@ void vnic_txq_init(struct vnic_txq *txq, bool bql, vnic_txq_wake_fn wake, void *
 	txq->bql_enabled = bql;
 	txq->wake = wake;
 	txq->wake_ctx = wake_ctx;
-	txq->stops = 0;
-	txq->bql_stops = 0;
-	txq->wakes = 0;
+	vnic_ctr_set(&txq->stops, 0);
+	vnic_ctr_set(&txq->bql_stops, 0);
+	vnic_ctr_set(&txq->wakes, 0);
 }
 
 static void do_wake(struct vnic_txq *txq)
 {
-	txq->wakes++;
+	vnic_ctr_inc(&txq->wakes);
 	if (txq->wake)
 		txq->wake(txq->wake_ctx, txq);
 }
@@ -68,7 +68,7 @@ bool vnic_txq_sent(struct vnic_txq *txq, uint32_t bytes, bool xmit_more)
 		atomic_fetch_and_explicit(&txq->state, ~(uint32_t)VNIC_TXQ_STACK_XOFF,
 					  memory_order_relaxed);
 	else if (!(old & VNIC_TXQ_STACK_XOFF))
-		txq->bql_stops++;
+		vnic_ctr_inc(&txq->bql_stops);
 	return true;
 }
 
@@ -99,7 +99,7 @@ void vnic_txq_stop(struct vnic_txq *txq)
 		atomic_fetch_or_explicit(&txq->state, VNIC_TXQ_DRV_XOFF, memory_order_acq_rel);
 
 	if (!(old & VNIC_TXQ_DRV_XOFF))
-		txq->stops++;
+		vnic_ctr_inc(&txq->stops);
 }
 
 void vnic_txq_wake(struct vnic_txq *txq)

@@ -264,54 +264,70 @@ static void txq_counters(struct ctr_sink *s, const struct dev_txq *txq)
 	const struct dev_txq_stats *st = &txq->st;
 	unsigned int q = txq->idx, i;
 
-	put(s, st->packets, "tx%u_packets", q);
-	put(s, st->bytes, "tx%u_bytes", q);
-	put(s, st->lso_packets, "tx%u_lso_packets", q);
-	put(s, st->lso_segments, "tx%u_lso_segments", q);
-	put(s, st->csum_inserted, "tx%u_csum_inserted", q);
-	put(s, st->hdr_descs, "tx%u_hdr_descs", q);
-	put(s, st->csum_missing_hdrs, "tx%u_csum_missing_hdrs", q);
-	put(s, st->lso_missing_hdrs, "tx%u_lso_missing_hdrs", q);
-	put(s, st->orphan_hdr_descs, "tx%u_orphan_hdr_descs", q);
-	put(s, st->completions, "tx%u_completions", q);
-	put(s, st->comp_entries, "tx%u_comp_entries", q);
-	put(s, st->comp_busy, "tx%u_comp_busy", q);
-	put(s, st->comp_lost, "tx%u_comp_lost", q);
-	put(s, st->wire_full, "tx%u_wire_full", q);
-	put(s, st->hdrs_waits, "tx%u_hdrs_waits", q);
+	put(s, vnic_ctr_read(&st->packets), "tx%u_packets", q);
+	put(s, vnic_ctr_read(&st->bytes), "tx%u_bytes", q);
+	put(s, vnic_ctr_read(&st->lso_packets), "tx%u_lso_packets", q);
+	put(s, vnic_ctr_read(&st->lso_segments), "tx%u_lso_segments", q);
+	put(s, vnic_ctr_read(&st->csum_inserted), "tx%u_csum_inserted", q);
+	put(s, vnic_ctr_read(&st->hdr_descs), "tx%u_hdr_descs", q);
+	put(s, vnic_ctr_read(&st->csum_missing_hdrs), "tx%u_csum_missing_hdrs", q);
+	put(s, vnic_ctr_read(&st->lso_missing_hdrs), "tx%u_lso_missing_hdrs", q);
+	put(s, vnic_ctr_read(&st->orphan_hdr_descs), "tx%u_orphan_hdr_descs", q);
+	put(s, vnic_ctr_read(&st->completions), "tx%u_completions", q);
+	put(s, vnic_ctr_read(&st->comp_entries), "tx%u_comp_entries", q);
+	put(s, vnic_ctr_read(&st->comp_busy), "tx%u_comp_busy", q);
+	put(s, vnic_ctr_read(&st->comp_lost), "tx%u_comp_lost", q);
+	put(s, vnic_ctr_read(&st->wire_full), "tx%u_wire_full", q);
+	put(s, vnic_ctr_read(&st->hdrs_waits), "tx%u_hdrs_waits", q);
 	for (i = 0; i < TX_DROP_MAX; i++)
-		put(s, st->drops[i], "tx%u_drop_%s", q, tx_drop_names[i]);
+		put(s, vnic_ctr_read(&st->drops[i]), "tx%u_drop_%s", q, tx_drop_names[i]);
+}
+
+/*
+ * tail - head, read head first: both only move forward (the device's cpu
+ * moves them) and head never passes tail, so a tail read after head is
+ * usually at least as new. A reset zeroing both between the two loads, or
+ * relaxed loads reordered on a weakly ordered cpu, can still make the
+ * difference negative: clamped to 0.
+ */
+static uint64_t bufs_avail(const struct dev_rxq *rxq)
+{
+	uint32_t head = vnic_ctr_read32(&rxq->head);
+	uint32_t tail = vnic_ctr_read32(&rxq->tail);
+
+	return (int32_t)(tail - head) < 0 ? 0 : tail - head;
 }
 
 static void rxq_counters(struct ctr_sink *s, const struct dev_rxq *rxq, unsigned int q)
 {
 	const struct dev_rxq_stats *st = &rxq->st;
 
-	put(s, st->frames, "rx%u_frames", q);
-	put(s, st->bytes, "rx%u_bytes", q);
-	put(s, st->ip_csum_good, "rx%u_ip_csum_good", q);
-	put(s, st->ip_csum_bad, "rx%u_ip_csum_bad", q);
-	put(s, st->csum_good, "rx%u_csum_good", q);
-	put(s, st->csum_bad, "rx%u_csum_bad", q);
-	put(s, st->bufs_posted, "rx%u_bufs_posted", q);
-	put(s, rxq->tail - rxq->head, "rx%u_bufs_avail", q);
-	put(s, st->bad_rx_add_map_id, "rx%u_bad_rx_add_map_id", q);
-	put(s, st->bad_rx_add_ioba, "rx%u_bad_rx_add_ioba", q);
-	put(s, st->bad_rx_add_len, "rx%u_bad_rx_add_len", q);
-	put(s, st->completions, "rx%u_completions", q);
-	put(s, st->comp_busy, "rx%u_comp_busy", q);
-	put(s, st->comp_lost, "rx%u_comp_lost", q);
-	put(s, st->drop_no_buffer, "rx%u_drop_no_buffer", q);
-	put(s, st->drop_too_big, "rx%u_drop_too_big", q);
-	put(s, st->drop_buf_fault, "rx%u_drop_buf_fault", q);
+	put(s, vnic_ctr_read(&st->frames), "rx%u_frames", q);
+	put(s, vnic_ctr_read(&st->bytes), "rx%u_bytes", q);
+	put(s, vnic_ctr_read(&st->ip_csum_good), "rx%u_ip_csum_good", q);
+	put(s, vnic_ctr_read(&st->ip_csum_bad), "rx%u_ip_csum_bad", q);
+	put(s, vnic_ctr_read(&st->csum_good), "rx%u_csum_good", q);
+	put(s, vnic_ctr_read(&st->csum_bad), "rx%u_csum_bad", q);
+	put(s, vnic_ctr_read(&st->bufs_posted), "rx%u_bufs_posted", q);
+	put(s, bufs_avail(rxq), "rx%u_bufs_avail", q);
+	put(s, vnic_ctr_read(&st->bad_rx_add_map_id), "rx%u_bad_rx_add_map_id", q);
+	put(s, vnic_ctr_read(&st->bad_rx_add_ioba), "rx%u_bad_rx_add_ioba", q);
+	put(s, vnic_ctr_read(&st->bad_rx_add_len), "rx%u_bad_rx_add_len", q);
+	put(s, vnic_ctr_read(&st->completions), "rx%u_completions", q);
+	put(s, vnic_ctr_read(&st->comp_busy), "rx%u_comp_busy", q);
+	put(s, vnic_ctr_read(&st->comp_lost), "rx%u_comp_lost", q);
+	put(s, vnic_ctr_read(&st->drop_no_buffer), "rx%u_drop_no_buffer", q);
+	put(s, vnic_ctr_read(&st->drop_too_big), "rx%u_drop_too_big", q);
+	put(s, vnic_ctr_read(&st->drop_buf_fault), "rx%u_drop_buf_fault", q);
 }
 
 static uint64_t offload_bits(const struct dev_offloads *ol)
 {
 	/* bit i = byte 8 + i of struct vnic_ip_offload */
-	return (uint64_t)ol->tcp4 << 2 | (uint64_t)ol->tcp6 << 3 | (uint64_t)ol->udp4 << 4 |
-	       (uint64_t)ol->udp6 << 5 | (uint64_t)ol->lso4 << 6 | (uint64_t)ol->lso6 << 7 |
-	       (uint64_t)ol->bad_packet_rx << 10;
+	return (uint64_t)vnic_ctr_load(&ol->tcp4) << 2 | (uint64_t)vnic_ctr_load(&ol->tcp6) << 3 |
+	       (uint64_t)vnic_ctr_load(&ol->udp4) << 4 | (uint64_t)vnic_ctr_load(&ol->udp6) << 5 |
+	       (uint64_t)vnic_ctr_load(&ol->lso4) << 6 | (uint64_t)vnic_ctr_load(&ol->lso6) << 7 |
+	       (uint64_t)vnic_ctr_load(&ol->bad_packet_rx) << 10;
 }
 
 unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *out,
@@ -321,34 +337,37 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 	const struct dev_ctl_stats *c = &dev->ctl_st;
 	unsigned int i;
 
-	put(&s, dev->state, "state");
-	put(&s, dev->link_up, "link_up");
-	put(&s, dev->ntxq ? dev->req_tx_queues : 0, "neg_tx_queues");
-	put(&s, dev->nrxq ? dev->req_rx_queues : 0, "neg_rx_queues");
-	put(&s, dev->req_tx_entries, "neg_tx_entries");
-	put(&s, dev->req_rx_add_entries, "neg_rx_add_entries");
-	put(&s, dev->req_mtu, "neg_mtu");
-	put(&s, dev->req_ind_descs, "neg_ind_descs");
-	put(&s, dev->rx_buf_size, "neg_rx_buf_size");
+	/* Any thread: every field below is stored with vnic_ctr_* by the device's cpu. */
+	put(&s, vnic_ctr_load(&dev->state), "state");
+	put(&s, vnic_ctr_load(&dev->link_up), "link_up");
+	put(&s, vnic_ctr_load(&dev->ntxq) ? vnic_ctr_read32(&dev->req_tx_queues) : 0,
+	    "neg_tx_queues");
+	put(&s, vnic_ctr_load(&dev->nrxq) ? vnic_ctr_read32(&dev->req_rx_queues) : 0,
+	    "neg_rx_queues");
+	put(&s, vnic_ctr_read32(&dev->req_tx_entries), "neg_tx_entries");
+	put(&s, vnic_ctr_read32(&dev->req_rx_add_entries), "neg_rx_add_entries");
+	put(&s, vnic_ctr_read32(&dev->req_mtu), "neg_mtu");
+	put(&s, vnic_ctr_read32(&dev->req_ind_descs), "neg_ind_descs");
+	put(&s, vnic_ctr_read32(&dev->rx_buf_size), "neg_rx_buf_size");
 	put(&s, dev->desc_req, "neg_desc_req");
 	put(&s, offload_bits(&dev->ol), "neg_offloads");
 
-	put(&s, c->commands, "ctl_commands");
+	put(&s, vnic_ctr_read(&c->commands), "ctl_commands");
 	for (i = 0; i <= VNIC_RC_UNSUPPORTEDOPTION; i++)
-		put(&s, c->rc[i], "ctl_rc_%s", rc_names[i]);
-	put(&s, c->inits, "ctl_inits");
-	put(&s, c->xport_events, "ctl_xport_events");
-	put(&s, c->ignored, "ctl_ignored");
-	put(&s, c->rsp_busy, "ctl_rsp_busy");
-	put(&s, c->rsp_lost, "ctl_rsp_lost");
-	put(&s, c->resets, "ctl_resets");
+		put(&s, vnic_ctr_read(&c->rc[i]), "ctl_rc_%s", rc_names[i]);
+	put(&s, vnic_ctr_read(&c->inits), "ctl_inits");
+	put(&s, vnic_ctr_read(&c->xport_events), "ctl_xport_events");
+	put(&s, vnic_ctr_read(&c->ignored), "ctl_ignored");
+	put(&s, vnic_ctr_read(&c->rsp_busy), "ctl_rsp_busy");
+	put(&s, vnic_ctr_read(&c->rsp_lost), "ctl_rsp_lost");
+	put(&s, vnic_ctr_read(&c->resets), "ctl_resets");
 
-	for (i = 0; i < dev->txq_hw; i++)
+	for (i = 0; i < vnic_ctr_load(&dev->txq_hw); i++)
 		txq_counters(&s, &dev->txq[i]);
-	put(&s, dev->rx_st.drop_runt, "rx_drop_runt");
-	put(&s, dev->rx_st.drop_link_down, "rx_drop_link_down");
-	put(&s, dev->rx_st.parse_errors, "rx_parse_errors");
-	for (i = 0; i < dev->rxq_hw; i++)
+	put(&s, vnic_ctr_read(&dev->rx_st.drop_runt), "rx_drop_runt");
+	put(&s, vnic_ctr_read(&dev->rx_st.drop_link_down), "rx_drop_link_down");
+	put(&s, vnic_ctr_read(&dev->rx_st.parse_errors), "rx_parse_errors");
+	for (i = 0; i < vnic_ctr_load(&dev->rxq_hw); i++)
 		rxq_counters(&s, &dev->rxq[i], i);
 	return s.n;
 }

@@ -3,7 +3,11 @@
  * Internal to src/device: the device's state, shared by dev.c, ctl.c, tx.c
  * and rx.c. Everything here is owned by the device's cpu thread; the only
  * things other threads do are the interrupt handlers (vnic_napi_schedule)
- * and the irq ops they call (arming and disarming the hv's interrupts).
+ * and the irq ops they call (arming and disarming the hv's interrupts), and
+ * vnic_dev_counters. Every field that reads (the stats structs, state,
+ * link_up, the negotiated sizes, ol, ntxq/nrxq, txq_hw/rxq_hw, an rx
+ * queue's head and tail) is stored with vnic_ctr_* (core.h, Counters), even
+ * on the owner's thread, and read there with relaxed loads.
  */
 #ifndef VNIC_DEVICE_DEV_INT_H
 #define VNIC_DEVICE_DEV_INT_H

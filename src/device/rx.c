@@ -80,33 +80,34 @@ void vnic_dev_rx_refill(struct vnic_dev *dev, struct dev_rxq *rxq)
 		vnic_subcrq_consume(q);
 		ltb = &dev->ltb[a.map_id];
 		if (!a.map_id || !ltb->len) {
-			rxq->st.bad_rx_add_map_id++;
+			vnic_ctr_inc(&rxq->st.bad_rx_add_map_id);
 			continue;
 		}
 		ioba = vnic_be32_get(&a.ioba);
 		len = vnic_be24_get(&a.len);
 		if (len < dev->rx_buf_size) {
-			rxq->st.bad_rx_add_len++;
+			vnic_ctr_inc(&rxq->st.bad_rx_add_len);
 			continue;
 		}
 		if (ioba < ltb->ioba || ioba - ltb->ioba >= ltb->len ||
 		    len > ltb->len - (ioba - ltb->ioba)) {
-			rxq->st.bad_rx_add_ioba++;
+			vnic_ctr_inc(&rxq->st.bad_rx_add_ioba);
 			continue;
 		}
 		b = &rxq->fifo[rxq->tail & rxq->fifo_mask];
 		b->correlator = vnic_be64_get(&a.correlator);
 		b->ioba = ioba;
 		b->len = len;
-		rxq->tail++;
-		rxq->st.bufs_posted++;
+		/* head and tail give the counters' bufs_avail: relaxed stores */
+		vnic_ctr_add32(&rxq->tail, 1);
+		vnic_ctr_inc(&rxq->st.bufs_posted);
 	}
 }
 
 void vnic_dev_rx_forget(struct vnic_dev *dev, struct dev_rxq *rxq)
 {
 	(void)dev;
-	rxq->head = rxq->tail;
+	vnic_ctr_set32(&rxq->head, rxq->tail);
 	rxq->has_unsent = false;
 	if (!rxq->add)
 		return;
@@ -122,18 +123,18 @@ static bool comp_send(struct vnic_dev *dev, struct dev_rxq *rxq, const union vni
 	long rc = vnic_hv_send_subcrq(dev->hv, VNIC_HV_SERVER, rxq->comp_handle, e);
 
 	if (rc == VNIC_H_SUCCESS) {
-		rxq->st.completions++;
+		vnic_ctr_inc(&rxq->st.completions);
 		return true;
 	}
 	if (rc == VNIC_H_BUSY) {
-		rxq->st.comp_busy++;
+		vnic_ctr_inc(&rxq->st.comp_busy);
 		if (e != &rxq->unsent)
 			rxq->unsent = *e;
 		rxq->has_unsent = true;
 		return false;
 	}
 	/* CLOSED: the driver is gone. PARAMETER: it gave us a bad handle. */
-	rxq->st.comp_lost++;
+	vnic_ctr_inc(&rxq->st.comp_lost);
 	return true;
 }
 
@@ -163,22 +164,22 @@ static uint8_t csum_flags(struct dev_rxq *rxq, const uint8_t *frame, const struc
 	if (h->l3_proto == VNIC_ETH_P_IP) {
 		if (vnic_csum_ip4_ok(frame + h->l3_off, h->l3_len)) {
 			flags |= VNIC_RXC_IP_CHKSUM_GOOD;
-			rxq->st.ip_csum_good++;
+			vnic_ctr_inc(&rxq->st.ip_csum_good);
 		} else {
-			rxq->st.ip_csum_bad++;
+			vnic_ctr_inc(&rxq->st.ip_csum_bad);
 		}
 	} else if (h->l3_proto == VNIC_ETH_P_IPV6) {
 		/* no header checksum to get wrong; drivers want both bits for UNNECESSARY */
 		flags |= VNIC_RXC_IP_CHKSUM_GOOD;
-		rxq->st.ip_csum_good++;
+		vnic_ctr_inc(&rxq->st.ip_csum_good);
 	}
 	if ((h->l4_proto == VNIC_IPPROTO_TCP || h->l4_proto == VNIC_IPPROTO_UDP) &&
 	    (h->flags & VNIC_HDRS_F_L4) && !(h->flags & VNIC_HDRS_F_FRAG)) {
 		if (vnic_csum_l4_ok(frame, h)) {
 			flags |= VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
-			rxq->st.csum_good++;
+			vnic_ctr_inc(&rxq->st.csum_good);
 		} else {
-			rxq->st.csum_bad++;
+			vnic_ctr_inc(&rxq->st.csum_bad);
 		}
 	}
 	return flags;
@@ -197,11 +198,13 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 	void *dst;
 
 	if (vnic_unlikely(f->len < VNIC_ETH_HLEN)) {
-		dev->rx_st.drop_runt++;
+		vnic_ctr_inc(&dev->rx_st.drop_runt);
+		VNIC_PROBE3(drop, "dev_rx", "runt", 0);
 		return true;
 	}
 	if (vnic_unlikely(!dev->link_up || !dev->nrxq)) {
-		dev->rx_st.drop_link_down++;
+		vnic_ctr_inc(&dev->rx_st.drop_link_down);
+		VNIC_PROBE3(drop, "dev_rx", "link_down", 0);
 		return true;
 	}
 	err = vnic_parse_frame(f->data, f->len, &h);
@@ -212,16 +215,18 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 	if (rxq->head == rxq->tail)
 		vnic_dev_rx_refill(dev, rxq);
 	if (rxq->head == rxq->tail) {
-		rxq->st.drop_no_buffer++;
+		vnic_ctr_inc(&rxq->st.drop_no_buffer);
+		VNIC_PROBE3(drop, "dev_rx", "no_buffer", 0);
 		return true;
 	}
 	b = &rxq->fifo[rxq->head & rxq->fifo_mask];
 	if (vnic_unlikely(f->len > b->len)) {
 		/* a peer with a larger MTU: the buffer stays for the next frame */
-		rxq->st.drop_too_big++;
+		vnic_ctr_inc(&rxq->st.drop_too_big);
+		VNIC_PROBE3(drop, "dev_rx", "too_big", 0);
 		return true;
 	}
-	rxq->head++;
+	vnic_ctr_add32(&rxq->head, 1);
 
 	memset(&e, 0, sizeof(e));
 	e.rx_comp.first = VNIC_SUBCRQ_VALID;
@@ -229,7 +234,8 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 	dst = vnic_hv_dma_translate(dev->hv, b->ioba, f->len);
 	if (vnic_unlikely(!dst)) {
 		/* unmapped since it was posted: give it back with an error */
-		rxq->st.drop_buf_fault++;
+		vnic_ctr_inc(&rxq->st.drop_buf_fault);
+		VNIC_PROBE3(drop, "dev_rx", "buf_fault", 0);
 		vnic_be16_put(&e.rx_comp.rc, VNIC_RC_INVALIDIOBA);
 		return comp_send(dev, rxq, &e);
 	}
@@ -237,18 +243,18 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 	if (err == VNIC_PARSE_OK)
 		flags = csum_flags(rxq, f->data, &h);
 	else
-		dev->rx_st.parse_errors++;
+		vnic_ctr_inc(&dev->rx_st.parse_errors);
 
 	e.rx_comp.flags = flags | VNIC_RXC_END_FRAME;
 	vnic_be32_put(&e.rx_comp.len, f->len);
-	rxq->st.frames++;
-	rxq->st.bytes += f->len;
+	vnic_ctr_inc(&rxq->st.frames);
+	vnic_ctr_add(&rxq->st.bytes, f->len);
 	return comp_send(dev, rxq, &e);
 }
 
 /* --- poll --------------------------------------------------------------------------- */
 
-int vnic_dev_rx_poll(struct vnic_napi *napi, int budget)
+static int rx_poll(struct vnic_napi *napi, int budget)
 {
 	struct vnic_dev *dev = vnic_container_of(napi, struct vnic_dev, rx_napi);
 	struct vnic_wire *w = dev->wire;
@@ -299,4 +305,13 @@ blocked:
 	dev->rx_blocked = true;
 	vnic_poller_set_timer(&napi->poller, vnic_now_ns() + DEV_RETRY_NS);
 	return 0;
+}
+
+int vnic_dev_rx_poll(struct vnic_napi *napi, int budget)
+{
+	uint64_t t0 = vnic_trace_begin(VNIC_TP_DEV_RX);
+	int work = rx_poll(napi, budget);
+
+	vnic_trace_end(VNIC_TP_DEV_RX, t0);
+	return work;
 }

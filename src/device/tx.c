@@ -125,15 +125,15 @@ static bool comp_flush(struct dev_txq *txq)
 		long rc = vnic_hv_send_subcrq(hv, VNIC_HV_SERVER, txq->comp_handle, e);
 
 		if (rc == VNIC_H_BUSY) {
-			txq->st.comp_busy++;
+			vnic_ctr_inc(&txq->st.comp_busy);
 			return false;
 		}
 		if (rc == VNIC_H_SUCCESS) {
-			txq->st.comp_entries++;
-			txq->st.completions += e->tx_comp.num_comps;
+			vnic_ctr_inc(&txq->st.comp_entries);
+			vnic_ctr_add(&txq->st.completions, e->tx_comp.num_comps);
 		} else {
 			/* CLOSED (driver gone) or PARAMETER (it gave us a bad handle) */
-			txq->st.comp_lost += e->tx_comp.num_comps;
+			vnic_ctr_add(&txq->st.comp_lost, e->tx_comp.num_comps);
 		}
 		txq->ob_head++;
 	}
@@ -190,7 +190,7 @@ static struct vnic_pkt **get_slots(struct dev_txq *txq, unsigned int need, unsig
 	got = w->ops->tx_reserve(w, txq->slots, want);
 	if (got < need) {
 		w->ops->tx_commit(w, txq->slots, 0, got);
-		txq->st.wire_full++;
+		vnic_ctr_inc(&txq->st.wire_full);
 		return NULL;
 	}
 	txq->reserved = got;
@@ -393,9 +393,9 @@ static enum tx_drop check_missing(struct dev_txq *txq, const struct tx_req *r)
 	if (!(need & VNIC_DESC_REQ_HDRS) || (r->has_hdrs && (have & layers) == layers))
 		return TX_DROP_MAX;
 	if (lso)
-		txq->st.lso_missing_hdrs++;
+		vnic_ctr_inc(&txq->st.lso_missing_hdrs);
 	else if (cso)
-		txq->st.csum_missing_hdrs++;
+		vnic_ctr_inc(&txq->st.csum_missing_hdrs);
 	return dev->cfg.drop_missing_hdrs ? TX_DROP_MISSING_HDRS : TX_DROP_MAX;
 }
 
@@ -489,7 +489,7 @@ static int send_csum(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 		return -1;
 	}
 	txq->used++;
-	txq->st.csum_inserted++;
+	vnic_ctr_inc(&txq->st.csum_inserted);
 	return 1;
 }
 
@@ -551,14 +551,14 @@ static int send_lso(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 		return -1;
 	}
 	txq->used += (unsigned int)segs;
-	txq->st.lso_packets++;
-	txq->st.lso_segments += (unsigned int)segs;
+	vnic_ctr_inc(&txq->st.lso_packets);
+	vnic_ctr_add(&txq->st.lso_segments, (unsigned int)segs);
 	return 1;
 }
 
 static void refuse(struct dev_txq *txq, uint32_t correlator, enum tx_drop why)
 {
-	txq->st.drops[why]++;
+	vnic_ctr_inc(&txq->st.drops[why]);
 	VNIC_PROBE3(drop, "dev_tx", "refused", why);
 	complete(txq, correlator, drop_rc[why]);
 }
@@ -578,7 +578,7 @@ static unsigned int tx_one(struct dev_txq *txq, const struct vnic_subcrq *q,
 
 	if (is_hdr_type(e->generic.type)) {
 		/* no tx descriptor before it: nothing to complete */
-		txq->st.orphan_hdr_descs++;
+		vnic_ctr_inc(&txq->st.orphan_hdr_descs);
 		return 1;
 	}
 	memcpy(&r.d, e, sizeof(r.d));
@@ -615,7 +615,7 @@ static unsigned int tx_one(struct dev_txq *txq, const struct vnic_subcrq *q,
 		 * cannot carry them): refused.
 		 */
 		txq->hdrs_wait = q->cur + 1;
-		txq->st.hdrs_waits++;
+		vnic_ctr_inc(&txq->st.hdrs_waits);
 		return 0;
 	}
 	if (why != TX_DROP_MAX)
@@ -640,9 +640,9 @@ static unsigned int tx_one(struct dev_txq *txq, const struct vnic_subcrq *q,
 		return 0;
 	if (sent < 0)
 		goto refuse;
-	txq->st.hdr_descs += r.nelem - 1;
-	txq->st.packets++;
-	txq->st.bytes += r.len;
+	vnic_ctr_add(&txq->st.hdr_descs, r.nelem - 1);
+	vnic_ctr_inc(&txq->st.packets);
+	vnic_ctr_add(&txq->st.bytes, r.len);
 	complete(txq, corr, VNIC_RC_SUCCESS);
 	return r.nelem;
 

@@ -78,7 +78,7 @@ static int send_msg(struct vnic_drv *drv, struct vnic_crq *m)
 
 	if (rc == VNIC_H_SUCCESS)
 		return 0;
-	ctr_inc(&drv->st.crq_send_errors);
+	vnic_ctr_inc(&drv->st.crq_send_errors);
 	return -EIO;
 }
 
@@ -105,7 +105,7 @@ static int send_version(struct vnic_drv *drv)
 
 	memset(&m, 0, sizeof(m));
 	vnic_be16_put(&m.version.version, VNIC_PROTO_VERSION);
-	drv->state = DRV_VERSION;
+	vnic_ctr_store(&drv->state, DRV_VERSION);
 	return send_cmd(drv, &m, VNIC_CMD_VERSION_EXCHANGE);
 }
 
@@ -227,7 +227,7 @@ static void datapath_stop(struct vnic_drv *drv)
 			vnic_drv_rx_forget(&drv->rxq[i]);
 	}
 	set_open(drv, false);
-	ctr_set(&drv->carrier, 0);
+	vnic_ctr_set(&drv->carrier, 0);
 }
 
 /* PROTOCOL.md step 8: post rx buffers, enable interrupts, LOGICAL_LINK_STATE(up). */
@@ -246,7 +246,7 @@ static int link_up_start(struct vnic_drv *drv)
 			return -EIO;
 	}
 	irqs_enable(drv);
-	drv->state = DRV_LINK_UP;
+	vnic_ctr_store(&drv->state, DRV_LINK_UP);
 	return send_link_state(drv, VNIC_LINK_UP);
 }
 
@@ -255,7 +255,7 @@ static void link_up_done(struct vnic_drv *drv)
 	unsigned int i;
 
 	netdev_update(drv);
-	drv->state = DRV_OPEN;
+	vnic_ctr_store(&drv->state, DRV_OPEN);
 	for (i = 0; i < drv->ntx; i++) {
 		struct drv_txq *txq = &drv->txq[i];
 
@@ -264,7 +264,7 @@ static void link_up_done(struct vnic_drv *drv)
 		vnic_txq_reset(&txq->txq, vnic_now_ns());
 	}
 	set_open(drv, true);
-	ctr_inc(&drv->st.opens);
+	vnic_ctr_inc(&drv->st.opens);
 	finish(drv, 0);
 }
 
@@ -279,7 +279,7 @@ static void bringup_fail(struct vnic_drv *drv, int err)
 	if (drv->state >= DRV_LOGIN)
 		send_xport(drv, VNIC_XPORT_RESET);
 	datapath_stop(drv);
-	drv->state = DRV_CLOSED;
+	vnic_ctr_store(&drv->state, DRV_CLOSED);
 	drv->admin_up = false;
 	finish(drv, err);
 }
@@ -289,8 +289,8 @@ static void close_done(struct vnic_drv *drv, int rc)
 {
 	timer_clear(drv);
 	datapath_stop(drv);
-	drv->state = DRV_DOWN;
-	ctr_inc(&drv->st.closes);
+	vnic_ctr_store(&drv->state, DRV_DOWN);
+	vnic_ctr_inc(&drv->st.closes);
 	if (!drv->admin_up)
 		finish(drv, rc);
 }
@@ -305,9 +305,9 @@ static void close_abort(struct vnic_drv *drv, int rc)
 	timer_clear(drv);
 	send_xport(drv, VNIC_XPORT_RESET);
 	datapath_stop(drv);
-	drv->state = DRV_CLOSED;
+	vnic_ctr_store(&drv->state, DRV_CLOSED);
 	drv->admin_up = false;
-	ctr_inc(&drv->st.closes);
+	vnic_ctr_inc(&drv->st.closes);
 	finish(drv, rc);
 }
 
@@ -322,7 +322,7 @@ static int start_close(struct vnic_drv *drv)
 		vnic_drv_tx_unwind_batch(&drv->txq[i]);
 	}
 	set_open(drv, false);
-	drv->state = DRV_LINK_DOWN;
+	vnic_ctr_store(&drv->state, DRV_LINK_DOWN);
 	return send_link_state(drv, VNIC_LINK_DOWN);
 }
 
@@ -342,7 +342,7 @@ static void send_init(struct vnic_drv *drv)
 
 static void start_init(struct vnic_drv *drv)
 {
-	drv->state = DRV_INIT;
+	vnic_ctr_store(&drv->state, DRV_INIT);
 	drv->init_tries = 0;
 	send_init(drv);
 }
@@ -376,7 +376,7 @@ static int send_queries(struct vnic_drv *drv)
 {
 	unsigned int i;
 
-	drv->state = DRV_QUERY;
+	vnic_ctr_store(&drv->state, DRV_QUERY);
 	drv->pending = QC_MAX;
 	for (i = 0; i < QC_MAX; i++)
 		if (send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, qcap_ids[i], 0))
@@ -388,7 +388,7 @@ static int send_requests(struct vnic_drv *drv)
 {
 	unsigned int i;
 
-	drv->state = DRV_REQUEST;
+	vnic_ctr_store(&drv->state, DRV_REQUEST);
 	drv->pending = RC_MAX;
 	drv->cap_partial = false;
 	for (i = 0; i < RC_MAX; i++)
@@ -435,20 +435,20 @@ static int adopt_requests(struct vnic_drv *drv)
 	if (!r[RC_IND_DESCS] || r[RC_IND_DESCS] > VNIC_MAX_IND_DESCS)
 		return -EPROTO;
 
-	drv->ntx = r[RC_TX_QUEUES];
-	drv->nrx = r[RC_RX_QUEUES];
+	vnic_ctr_store(&drv->ntx, r[RC_TX_QUEUES]);
+	vnic_ctr_store(&drv->nrx, r[RC_RX_QUEUES]);
 	if (drv->ntx > drv->ntx_hw)
-		drv->ntx_hw = drv->ntx;
+		vnic_ctr_store(&drv->ntx_hw, drv->ntx);
 	if (drv->nrx > drv->nrx_hw)
-		drv->nrx_hw = drv->nrx;
-	drv->tx_entries = r[RC_TX_ENTRIES];
-	drv->rx_entries = r[RC_RX_ENTRIES];
-	drv->mtu = r[RC_MTU] - VNIC_ETH_HLEN;
-	drv->ind_descs = r[RC_IND_DESCS];
+		vnic_ctr_store(&drv->nrx_hw, drv->nrx);
+	vnic_ctr_store(&drv->tx_entries, r[RC_TX_ENTRIES]);
+	vnic_ctr_store(&drv->rx_entries, r[RC_RX_ENTRIES]);
+	vnic_ctr_store(&drv->mtu, r[RC_MTU] - VNIC_ETH_HLEN);
+	vnic_ctr_store(&drv->ind_descs, r[RC_IND_DESCS]);
 	if (max_ind && max_ind < drv->ind_descs)
-		drv->ind_descs = (uint32_t)max_ind;
-	drv->cur_ind = drv->ind_descs;
-	drv->desc_req = drv->qcap[QC_DESC_REQ];
+		vnic_ctr_store(&drv->ind_descs, (uint32_t)max_ind);
+	vnic_ctr_store(&drv->cur_ind, drv->ind_descs);
+	vnic_ctr_store(&drv->desc_req, drv->qcap[QC_DESC_REQ]);
 	drv->req_plain = vnic_desc_req_get(drv->desc_req, VNIC_DESC_REQ_BYTE_PLAIN);
 	drv->req_csum = vnic_desc_req_get(drv->desc_req, VNIC_DESC_REQ_BYTE_CSUM);
 	drv->req_lso = vnic_desc_req_get(drv->desc_req, VNIC_DESC_REQ_BYTE_LSO);
@@ -462,7 +462,7 @@ static int adopt_requests(struct vnic_drv *drv)
  */
 static int query_rx_buf(struct vnic_drv *drv)
 {
-	drv->state = DRV_RXBUF;
+	vnic_ctr_store(&drv->state, DRV_RXBUF);
 	return send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, VNIC_CAP_RX_BUF_SIZE, 0);
 }
 
@@ -479,7 +479,7 @@ static int send_offload(struct vnic_drv *drv, uint8_t cmd, uint32_t off)
 static int query_offload(struct vnic_drv *drv)
 {
 	memset(drv->ctl + CTL_OFFLOAD_QUERY_OFF, 0, sizeof(struct vnic_ip_offload));
-	drv->state = DRV_QUERY_OFFLOAD;
+	vnic_ctr_store(&drv->state, DRV_QUERY_OFFLOAD);
 	return send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, CTL_OFFLOAD_QUERY_OFF);
 }
 
@@ -514,18 +514,18 @@ static int control_offload(struct vnic_drv *drv)
 	/* large_rx stays 0 as in ibmvnic; bad_packet_rx 0: we verify nothing twice. */
 	memcpy(drv->ctl + CTL_OFFLOAD_CONTROL_OFF, &c, sizeof(c));
 
-	drv->ol.tcp4 = c.tcp_ipv4_chksum;
-	drv->ol.udp4 = c.udp_ipv4_chksum;
-	drv->ol.tcp6 = c.tcp_ipv6_chksum;
-	drv->ol.udp6 = c.udp_ipv6_chksum;
-	drv->ol.lso4 = c.large_tx_ipv4;
-	drv->ol.lso6 = c.large_tx_ipv6;
+	vnic_ctr_store(&drv->ol.tcp4, c.tcp_ipv4_chksum);
+	vnic_ctr_store(&drv->ol.udp4, c.udp_ipv4_chksum);
+	vnic_ctr_store(&drv->ol.tcp6, c.tcp_ipv6_chksum);
+	vnic_ctr_store(&drv->ol.udp6, c.udp_ipv6_chksum);
+	vnic_ctr_store(&drv->ol.lso4, c.large_tx_ipv4);
+	vnic_ctr_store(&drv->ol.lso6, c.large_tx_ipv6);
 	max_tx = vnic_be32_get(&q.max_large_tx_size);
 	drv->gso_max = VNIC_TSO_BUF_SIZE + VNIC_MAX_HDRS;
 	if (max_tx && max_tx < drv->gso_max)
 		drv->gso_max = max_tx;
 	drv->min_mss = vnic_be16_get(&q.min_large_tx_mss);
-	drv->state = DRV_CONTROL_OFFLOAD;
+	vnic_ctr_store(&drv->state, DRV_CONTROL_OFFLOAD);
 	return send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, CTL_OFFLOAD_CONTROL_OFF);
 }
 
@@ -556,7 +556,7 @@ static int request_maps(struct vnic_drv *drv)
 	err = vnic_drv_pools_alloc(drv);
 	if (err)
 		return err;
-	drv->state = DRV_MAP;
+	vnic_ctr_store(&drv->state, DRV_MAP);
 	drv->pending = vnic_drv_ltbs(drv, NULL, NULL);
 	vnic_drv_ltbs(drv, send_map, &c);
 	return c.err;
@@ -590,7 +590,7 @@ static int login(struct vnic_drv *drv)
 	memset(&m, 0, sizeof(m));
 	vnic_be16_put(&m.login.len, (uint16_t)len);
 	vnic_be64_put(&m.login.ioba, drv->ctl_ioba + CTL_LOGIN_OFF);
-	drv->state = DRV_LOGIN;
+	vnic_ctr_store(&drv->state, DRV_LOGIN);
 	return send_cmd(drv, &m, VNIC_CMD_LOGIN);
 }
 
@@ -637,7 +637,7 @@ static int login_rsp(struct vnic_drv *drv)
 		drv->rxq[i].add_handle = hd;
 		drv->rxq[i].post_len = rxbuf;
 	}
-	drv->rx_buf_size = rxbuf;
+	vnic_ctr_store(&drv->rx_buf_size, rxbuf);
 	return 0;
 }
 
@@ -668,7 +668,7 @@ static int on_query_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 		/* Unknown to the device: the size ibmvnic's server would want. */
 		if (m->rc || v < drv->mtu + VNIC_ETH_HLEN || v > VNIC_RX_ADD_MAX_LEN)
 			v = drv->mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
-		drv->rx_buf_size = (uint32_t)v;
+		vnic_ctr_store(&drv->rx_buf_size, (uint32_t)v);
 		return query_offload(drv);
 	}
 	for (i = 0; i < QC_MAX; i++)
@@ -684,7 +684,7 @@ static int on_query_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 	return start_requests(drv);
 
 ignore:
-	ctr_inc(&drv->st.crq_ignored);
+	vnic_ctr_inc(&drv->st.crq_ignored);
 	return 0;
 }
 
@@ -698,7 +698,7 @@ static int on_request_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 		if (rcap_ids[i] == cap)
 			break;
 	if (i == RC_MAX || !drv->pending) {
-		ctr_inc(&drv->st.crq_ignored);
+		vnic_ctr_inc(&drv->st.crq_ignored);
 		return 0;
 	}
 	switch (m->rc) {
@@ -733,7 +733,7 @@ static int on_request_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 static int on_map(struct vnic_drv *drv, const struct vnic_crq *m)
 {
 	if (!m->map.map_id || !drv->pending) {
-		ctr_inc(&drv->st.crq_ignored);
+		vnic_ctr_inc(&drv->st.crq_ignored);
 		return 0;
 	}
 	if (m->rc)
@@ -774,7 +774,7 @@ static void on_link_state(struct vnic_drv *drv, const struct vnic_crq *m)
 			bringup_fail(drv, -EIO);
 		return;
 	default:
-		ctr_inc(&drv->st.crq_ignored);
+		vnic_ctr_inc(&drv->st.crq_ignored);
 	}
 }
 
@@ -787,7 +787,7 @@ static void partner_reset(struct vnic_drv *drv)
 {
 	enum drv_state s = drv->state;
 
-	ctr_inc(&drv->st.resets);
+	vnic_ctr_inc(&drv->st.resets);
 	if (s == DRV_CLOSED)
 		return;
 	if (s < DRV_LINK_UP) {
@@ -796,10 +796,10 @@ static void partner_reset(struct vnic_drv *drv)
 	}
 	timer_clear(drv);
 	datapath_stop(drv);
-	drv->state = DRV_CLOSED;
+	vnic_ctr_store(&drv->state, DRV_CLOSED);
 	if (s == DRV_LINK_DOWN) {
 		/* closing anyway: everything is reclaimed, so the close is done */
-		ctr_inc(&drv->st.closes);
+		vnic_ctr_inc(&drv->st.closes);
 		finish(drv, 0);
 		return;
 	}
@@ -820,16 +820,16 @@ static int dispatch(struct vnic_drv *drv, const struct vnic_crq *m)
 			partner_reset(drv);
 			return 0;
 		}
-		ctr_inc(&drv->st.crq_ignored);
+		vnic_ctr_inc(&drv->st.crq_ignored);
 		return 0;
 	case VNIC_CRQ_XPORT_EVENT:
-		ctr_inc(&drv->st.xport_events);
+		vnic_ctr_inc(&drv->st.xport_events);
 		partner_reset(drv);
 		return 0;
 	case VNIC_CRQ_CMD_RSP:
 		break;
 	default:
-		ctr_inc(&drv->st.crq_ignored);
+		vnic_ctr_inc(&drv->st.crq_ignored);
 		return 0;
 	}
 
@@ -866,16 +866,16 @@ static int dispatch(struct vnic_drv *drv, const struct vnic_crq *m)
 		on_link_state(drv, m);
 		return 0;
 	case VNIC_CMD_LINK_STATE_INDICATION:
-		ctr_set(&drv->carrier, m->link_ind.phys_link_state == VNIC_LINK_UP &&
-					       m->link_ind.logical_link_state == VNIC_LINK_UP);
+		vnic_ctr_set(&drv->carrier, m->link_ind.phys_link_state == VNIC_LINK_UP &&
+						    m->link_ind.logical_link_state == VNIC_LINK_UP);
 		return 0;
 	case VNIC_CMD_ERROR_INDICATION:
-		ctr_inc(&drv->st.error_indications);
+		vnic_ctr_inc(&drv->st.error_indications);
 		return 0;
 	default:
 		break;
 	}
-	ctr_inc(&drv->st.crq_ignored);
+	vnic_ctr_inc(&drv->st.crq_ignored);
 	return 0;
 }
 
@@ -939,7 +939,7 @@ static void on_timer(struct vnic_drv *drv)
 		bringup_fail(drv, -ETIMEDOUT);
 		return;
 	}
-	ctr_inc(&drv->st.init_retries);
+	vnic_ctr_inc(&drv->st.init_retries);
 	send_init(drv);
 }
 

@@ -421,9 +421,15 @@ int vnic_drv_ring_handles(const struct vnic_drv *drv, unsigned int q, uint32_t *
 
 /* --- pools and counters ---------------------------------------------------------------- */
 
+/* Any thread: what the counters read is stored with vnic_ctr_* (drv_int.h). */
 static bool pool_full(const struct drv_pool *p)
 {
-	return p->nfree == p->count;
+	return vnic_ctr_read32(&p->nfree) == vnic_ctr_read32(&p->count);
+}
+
+static bool pkt_pool_full(const struct vnic_pkt_pool *p)
+{
+	return vnic_ctr_read32(&p->nfree) == vnic_ctr_read32(&p->count);
 }
 
 bool vnic_drv_pools_full(const struct vnic_drv *drv)
@@ -433,16 +439,17 @@ bool vnic_drv_pools_full(const struct vnic_drv *drv)
 	for (i = 0; i < drv->qtx; i++) {
 		const struct drv_txq *txq = &drv->txq[i];
 
-		if (!pool_full(&txq->pool) || !pool_full(&txq->tso) || txq->used || txq->ind_n)
+		if (!pool_full(&txq->pool) || !pool_full(&txq->tso) ||
+		    vnic_ctr_read32(&txq->used) || vnic_ctr_read32(&txq->ind_n))
 			return false;
 	}
 	for (i = 0; i < drv->qrx; i++) {
 		const struct drv_rxq *rxq = &drv->rxq[i];
 
-		if (!pool_full(&rxq->pool) || rxq->nposted)
+		if (!pool_full(&rxq->pool) || vnic_ctr_read32(&rxq->nposted))
 			return false;
-		if (rxq->pkt_pools &&
-		    (rxq->pkts.nfree != rxq->pkts.count || rxq->agg.nfree != rxq->agg.count))
+		if (vnic_ctr_load(&rxq->pkt_pools) &&
+		    (!pkt_pool_full(&rxq->pkts) || !pkt_pool_full(&rxq->agg)))
 			return false;
 	}
 	return true;
@@ -550,38 +557,37 @@ static void putq(struct ctr_visit *v, const char *dir, unsigned int q, const cha
 
 static uint64_t rd(const void *base, size_t off)
 {
-	return ctr_read((const uint64_t *)((const char *)base + off));
-}
-
-static uint64_t rd32(const uint32_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
+	return vnic_ctr_read((const uint64_t *)((const char *)base + off));
 }
 
 static void visit(const struct vnic_drv *drv, struct ctr_visit *v)
 {
-	unsigned int ntx = __atomic_load_n(&drv->ntx_hw, __ATOMIC_RELAXED);
-	unsigned int nrx = __atomic_load_n(&drv->nrx_hw, __ATOMIC_RELAXED);
+	unsigned int ntx = vnic_ctr_load(&drv->ntx_hw);
+	unsigned int nrx = vnic_ctr_load(&drv->nrx_hw);
 	unsigned int i, q;
+	bool pkt_pools;
 	uint64_t ol;
 
-	put(v, "state", (uint64_t)__atomic_load_n(&drv->state, __ATOMIC_RELAXED));
+	/* Any thread: everything read here is stored with vnic_ctr_* (drv_int.h). */
+	put(v, "state", (uint64_t)vnic_ctr_load(&drv->state));
 	put(v, "open", vnic_drv_is_open(drv));
-	put(v, "carrier", ctr_read(&drv->carrier));
+	put(v, "carrier", vnic_ctr_read(&drv->carrier));
 	for (i = 0; i < NAMES_LEN(drv_ctrs); i++)
 		put(v, drv_ctrs[i].name, rd(&drv->st, drv_ctrs[i].off));
-	put(v, "neg_tx_queues", __atomic_load_n(&drv->ntx, __ATOMIC_RELAXED));
-	put(v, "neg_rx_queues", __atomic_load_n(&drv->nrx, __ATOMIC_RELAXED));
-	put(v, "neg_tx_entries", rd32(&drv->tx_entries));
-	put(v, "neg_rx_entries", rd32(&drv->rx_entries));
-	put(v, "neg_mtu", rd32(&drv->mtu));
-	put(v, "neg_ind_descs", rd32(&drv->ind_descs));
-	put(v, "cur_ind_descs", rd32(&drv->cur_ind));
-	put(v, "rx_buf_size", rd32(&drv->rx_buf_size));
-	put(v, "desc_req", __atomic_load_n(&drv->desc_req, __ATOMIC_RELAXED));
-	ol = (uint64_t)drv->ol.tcp4 | (uint64_t)drv->ol.udp4 << 1 | (uint64_t)drv->ol.tcp6 << 2 |
-	     (uint64_t)drv->ol.udp6 << 3 | (uint64_t)drv->ol.lso4 << 4 |
-	     (uint64_t)drv->ol.lso6 << 5;
+	put(v, "neg_tx_queues", vnic_ctr_load(&drv->ntx));
+	put(v, "neg_rx_queues", vnic_ctr_load(&drv->nrx));
+	put(v, "neg_tx_entries", vnic_ctr_read32(&drv->tx_entries));
+	put(v, "neg_rx_entries", vnic_ctr_read32(&drv->rx_entries));
+	put(v, "neg_mtu", vnic_ctr_read32(&drv->mtu));
+	put(v, "neg_ind_descs", vnic_ctr_read32(&drv->ind_descs));
+	put(v, "cur_ind_descs", vnic_ctr_read32(&drv->cur_ind));
+	put(v, "rx_buf_size", vnic_ctr_read32(&drv->rx_buf_size));
+	put(v, "desc_req", vnic_ctr_load(&drv->desc_req));
+	ol = (uint64_t)vnic_ctr_load(&drv->ol.tcp4) | (uint64_t)vnic_ctr_load(&drv->ol.udp4) << 1 |
+	     (uint64_t)vnic_ctr_load(&drv->ol.tcp6) << 2 |
+	     (uint64_t)vnic_ctr_load(&drv->ol.udp6) << 3 |
+	     (uint64_t)vnic_ctr_load(&drv->ol.lso4) << 4 |
+	     (uint64_t)vnic_ctr_load(&drv->ol.lso6) << 5;
 	put(v, "offloads", ol);
 	put(v, "pools_full", vnic_drv_pools_full(drv));
 
@@ -595,27 +601,28 @@ static void visit(const struct vnic_drv *drv, struct ctr_visit *v)
 
 		for (i = 0; i < NAMES_LEN(tx_ctrs); i++)
 			putq(v, "tx", q, tx_ctrs[i].name, rd(&txq->st, tx_ctrs[i].off));
-		putq(v, "tx", q, "interrupts", txq->napi.stats.irqs);
-		putq(v, "tx", q, "bql_limit", rd32(&txq->txq.dql.limit));
+		putq(v, "tx", q, "interrupts", vnic_ctr_read(&txq->napi.stats.irqs));
+		putq(v, "tx", q, "bql_limit", vnic_ctr_read32(&txq->txq.dql.limit));
 		putq(v, "tx", q, "bql_inflight", vnic_dql_inflight(&txq->txq.dql));
-		putq(v, "tx", q, "used", rd32(&txq->used));
-		putq(v, "tx", q, "pool_free", rd32(&txq->pool.nfree));
-		putq(v, "tx", q, "tso_free", rd32(&txq->tso.nfree));
+		putq(v, "tx", q, "used", vnic_ctr_read32(&txq->used));
+		putq(v, "tx", q, "pool_free", vnic_ctr_read32(&txq->pool.nfree));
+		putq(v, "tx", q, "tso_free", vnic_ctr_read32(&txq->tso.nfree));
 	}
 	for (q = 0; q < nrx && q < drv->qrx; q++) {
 		const struct drv_rxq *rxq = &drv->rxq[q];
 
 		for (i = 0; i < NAMES_LEN(rx_ctrs); i++)
 			putq(v, "rx", q, rx_ctrs[i].name, rd(&rxq->st, rx_ctrs[i].off));
-		putq(v, "rx", q, "interrupts", rxq->napi.stats.irqs);
-		putq(v, "rx", q, "gro_merged", rxq->deliver.gro.stats.merged);
-		putq(v, "rx", q, "gro_held", rxq->deliver.gro.stats.held);
-		putq(v, "rx", q, "list_batches", rxq->deliver.stats.batches);
-		putq(v, "rx", q, "delivered", rxq->deliver.stats.packets);
-		putq(v, "rx", q, "posted", rd32(&rxq->nposted));
-		putq(v, "rx", q, "pool_free", rd32(&rxq->pool.nfree));
-		putq(v, "rx", q, "pkt_free", rxq->pkt_pools ? rxq->pkts.nfree : 0);
-		putq(v, "rx", q, "agg_free", rxq->pkt_pools ? rxq->agg.nfree : 0);
+		putq(v, "rx", q, "interrupts", vnic_ctr_read(&rxq->napi.stats.irqs));
+		putq(v, "rx", q, "gro_merged", vnic_ctr_read(&rxq->deliver.gro.stats.merged));
+		putq(v, "rx", q, "gro_held", vnic_ctr_read(&rxq->deliver.gro.stats.held));
+		putq(v, "rx", q, "list_batches", vnic_ctr_read(&rxq->deliver.stats.batches));
+		putq(v, "rx", q, "delivered", vnic_ctr_read(&rxq->deliver.stats.packets));
+		putq(v, "rx", q, "posted", vnic_ctr_read32(&rxq->nposted));
+		putq(v, "rx", q, "pool_free", vnic_ctr_read32(&rxq->pool.nfree));
+		pkt_pools = vnic_ctr_load(&rxq->pkt_pools);
+		putq(v, "rx", q, "pkt_free", pkt_pools ? vnic_ctr_read32(&rxq->pkts.nfree) : 0);
+		putq(v, "rx", q, "agg_free", pkt_pools ? vnic_ctr_read32(&rxq->agg.nfree) : 0);
 	}
 }
 

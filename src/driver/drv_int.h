@@ -11,7 +11,10 @@
  *     send: they only schedule a NAPI, whose irq ops arm or disarm rings
  *     that live from create to destroy (never freed in between, so a
  *     handler racing a reset never sees a freed ring);
- *   - counters, read with relaxed atomic loads (ctr_* below).
+ *   - counters, read with relaxed atomic loads: every field a counters
+ *     function reads (stats, state, negotiated sizes, ring occupancy, pool
+ *     free counts) is stored with vnic_ctr_* (core.h, Counters), even on
+ *     the driver's cpu.
  */
 #ifndef VNIC_DRIVER_DRV_INT_H
 #define VNIC_DRIVER_DRV_INT_H
@@ -19,31 +22,6 @@
 #include <stdatomic.h>
 
 #include "driver/driver.h"
-
-/* ---------------------------------------------------------------------------
- * Counters: one writer (the driver's cpu), readers anywhere. A relaxed load
- * and store is a plain add on x86 and keeps a concurrent reader race-free.
- * ------------------------------------------------------------------------- */
-
-static inline void ctr_add(uint64_t *c, uint64_t n)
-{
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
-}
-
-static inline void ctr_inc(uint64_t *c)
-{
-	ctr_add(c, 1);
-}
-
-static inline void ctr_set(uint64_t *c, uint64_t v)
-{
-	__atomic_store_n(c, v, __ATOMIC_RELAXED);
-}
-
-static inline uint64_t ctr_read(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
 
 /* ---------------------------------------------------------------------------
  * Long-term buffers (refs/ibmvnic.md section 1): a pool of equal slots

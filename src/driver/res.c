@@ -152,6 +152,23 @@ void vnic_drv_res_destroy(struct vnic_drv *drv)
 
 /* --- long-term buffer pools (bring-up) ---------------------------------------- */
 
+/*
+ * Field by field, not memset: count and nfree are read by the counters
+ * (vnic_drv_counters, vnic_drv_pools_full) from any thread, also while a
+ * bring-up replaces the pools.
+ */
+static void pool_clear(struct drv_pool *p)
+{
+	p->ltb = NULL;
+	p->nltb = 0;
+	vnic_ctr_set32(&p->count, 0);
+	p->buf_size = 0;
+	p->per_ltb = 0;
+	p->free_map = NULL;
+	vnic_ctr_set32(&p->nfree, 0);
+}
+static_assert(sizeof(struct drv_pool) == 40, "pool_clear clears every field of struct drv_pool");
+
 static void pool_free(struct vnic_drv *drv, struct drv_pool *p)
 {
 	unsigned int i;
@@ -165,7 +182,7 @@ static void pool_free(struct vnic_drv *drv, struct drv_pool *p)
 	}
 	free(p->ltb);
 	free(p->free_map);
-	memset(p, 0, sizeof(*p));
+	pool_clear(p);
 }
 
 /* Every slot free again (its LTBs stay mapped). */
@@ -176,7 +193,7 @@ static void pool_refill(struct drv_pool *p)
 	/* Stack order: slot 0 is taken first. */
 	for (i = 0; i < p->count; i++)
 		p->free_map[i] = p->count - 1 - i;
-	p->nfree = p->count;
+	vnic_ctr_set32(&p->nfree, p->count);
 }
 
 static int pool_init(struct vnic_drv *drv, struct drv_pool *p, uint32_t count, uint32_t buf_size)
@@ -185,10 +202,10 @@ static int pool_init(struct vnic_drv *drv, struct drv_pool *p, uint32_t count, u
 	unsigned int i;
 	int err = -ENOMEM;
 
-	memset(p, 0, sizeof(*p));
+	pool_clear(p);
 	if (!count || !buf_size || buf_size > VNIC_ONE_LTB_SIZE)
 		return -EINVAL;
-	p->count = count;
+	vnic_ctr_set32(&p->count, count);
 	p->buf_size = buf_size;
 	p->per_ltb = VNIC_ONE_LTB_SIZE / buf_size;
 	p->nltb = (count + p->per_ltb - 1) / p->per_ltb;
@@ -265,8 +282,8 @@ static int txq_pools(struct vnic_drv *drv, struct drv_txq *txq)
 	if (!txq->slots || !txq->tso_slots)
 		return -ENOMEM;
 	txq->entries = drv->tx_entries;
-	txq->used = 0;
-	txq->ind_n = 0;
+	vnic_ctr_set32(&txq->used, 0);
+	vnic_ctr_set32(&txq->ind_n, 0);
 	txq->batch_pkts = 0;
 	txq->batch_bytes = 0;
 	return 0;
@@ -283,7 +300,10 @@ static void rx_deliver_cb(void *ctx, struct vnic_pkt **pkts, unsigned int n)
 	struct vnic_netdev *nd = &rxq->drv->netdev;
 
 	if (vnic_likely(nd->host && nd->host->rx)) {
+		uint64_t t0 = vnic_trace_begin(VNIC_TP_DELIVER);
+
 		nd->host->rx(nd->host_ctx, rxq->idx, pkts, n);
+		vnic_trace_end(VNIC_TP_DELIVER, t0);
 		return;
 	}
 	/* No host attached: the frames have nowhere to go. */
@@ -305,7 +325,7 @@ static int rxq_pkt_pools(struct vnic_drv *drv, struct drv_rxq *rxq)
 			return -EBUSY;
 		vnic_pkt_pool_fini(&rxq->pkts);
 		vnic_pkt_pool_fini(&rxq->agg);
-		rxq->pkt_pools = false;
+		vnic_ctr_store(&rxq->pkt_pools, false);
 	}
 	err = vnic_pkt_pool_init(&rxq->pkts, count, buf, VNIC_DRV_RX_HEADROOM);
 	if (err)
@@ -316,7 +336,7 @@ static int rxq_pkt_pools(struct vnic_drv *drv, struct drv_rxq *rxq)
 		vnic_pkt_pool_fini(&rxq->pkts);
 		return err;
 	}
-	rxq->pkt_pools = true;
+	vnic_ctr_store(&rxq->pkt_pools, true);
 deliver:
 	return vnic_deliver_init(&rxq->deliver, drv->cfg.rx_deliver, drv->cfg.deliver_batch,
 				 &rxq->agg, rx_deliver_cb, rxq);
@@ -338,7 +358,7 @@ static int rxq_pools(struct vnic_drv *drv, struct drv_rxq *rxq)
 	} else {
 		memset(rxq->posted, 0, rxq->pool.count);
 	}
-	rxq->nposted = 0;
+	vnic_ctr_set32(&rxq->nposted, 0);
 	return rxq_pkt_pools(drv, rxq);
 }
 
@@ -387,7 +407,7 @@ void vnic_drv_pools_free(struct vnic_drv *drv)
 		if (rxq->pkt_pools) {
 			vnic_pkt_pool_fini(&rxq->pkts);
 			vnic_pkt_pool_fini(&rxq->agg);
-			rxq->pkt_pools = false;
+			vnic_ctr_store(&rxq->pkt_pools, false);
 		}
 	}
 	drv->pools_ready = false;

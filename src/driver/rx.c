@@ -97,22 +97,28 @@ const struct vnic_irq_ops vnic_drv_rxc_napi_irq_ops = {
 
 static void buf_free(struct drv_rxq *rxq, uint32_t idx)
 {
-	rxq->pool.free_map[rxq->pool.nfree++] = idx;
+	uint32_t nfree = rxq->pool.nfree;
+
+	rxq->pool.free_map[nfree] = idx;
+	vnic_ctr_set32(&rxq->pool.nfree, nfree + 1);
 }
 
 /* Sends n rx buffer adds from the indirect array; a failure gives them all back. */
 static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
 {
 	struct vnic_drv *drv = rxq->drv;
+	uint64_t t0;
 	long rc;
 	uint32_t i;
 
 	drv_dma_wmb();
+	t0 = vnic_trace_begin(VNIC_TP_SEND_INDIRECT);
 	rc = vnic_hv_send_subcrq_indirect(drv->hv, VNIC_HV_CLIENT, rxq->add_handle, rxq->ind_ioba,
 					  n);
+	vnic_trace_end(VNIC_TP_SEND_INDIRECT, t0);
 	if (vnic_likely(rc == VNIC_H_SUCCESS)) {
-		rxq->nposted += n;
-		ctr_add(&rxq->st.replenish_buffers, n);
+		vnic_ctr_add32(&rxq->nposted, n);
+		vnic_ctr_add(&rxq->st.replenish_buffers, n);
 		return true;
 	}
 	for (i = 0; i < n; i++) {
@@ -121,28 +127,29 @@ static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
 		rxq->posted[idx] = 0;
 		buf_free(rxq, idx);
 	}
-	ctr_add(&rxq->st.replenish_errors, n);
+	vnic_ctr_add(&rxq->st.replenish_errors, n);
 	if (rc == VNIC_H_PARAMETER && drv->cur_ind > VNIC_SAFE_IND_DESCS) {
-		drv->cur_ind = VNIC_SAFE_IND_DESCS;
-		ctr_inc(&drv->st.ind_fallbacks);
+		vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
+		vnic_ctr_inc(&drv->st.ind_fallbacks);
 	} else if (rc == VNIC_H_CLOSED) {
-		ctr_set(&drv->carrier, 0);
+		vnic_ctr_set(&drv->carrier, 0);
 	}
 	return false;
 }
 
 /* Rx adds always go indirect, in batches of the indirect limit (section 3.4). */
-unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq)
+static unsigned int replenish(struct drv_rxq *rxq)
 {
 	struct vnic_drv *drv = rxq->drv;
 	struct drv_pool *p = &rxq->pool;
 	uint32_t n = 0, before = rxq->nposted;
 
-	ctr_inc(&rxq->st.replenish_calls);
+	vnic_ctr_inc(&rxq->st.replenish_calls);
 	while (rxq->nposted + n < drv->rx_entries && p->nfree) {
-		uint32_t idx = p->free_map[--p->nfree];
+		uint32_t idx = p->free_map[p->nfree - 1];
 		struct vnic_rx_add *a = &rxq->ind[n++].rx_add;
 
+		vnic_ctr_sub32(&p->nfree, 1);
 		memset(a, 0, sizeof(*a));
 		a->first = VNIC_SUBCRQ_VALID;
 		vnic_be64_put(&a->correlator, idx);
@@ -161,6 +168,16 @@ unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq)
 	return rxq->nposted - before;
 }
 
+unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq)
+{
+	uint64_t t0 = vnic_trace_begin(VNIC_TP_REPLENISH);
+	unsigned int n = replenish(rxq);
+
+	vnic_trace_end(VNIC_TP_REPLENISH, t0);
+	VNIC_PROBE2(replenish, rxq->idx, n);
+	return n;
+}
+
 void vnic_drv_rx_forget(struct drv_rxq *rxq)
 {
 	const union vnic_subcrq_entry *e;
@@ -175,7 +192,7 @@ void vnic_drv_rx_forget(struct drv_rxq *rxq)
 			buf_free(rxq, i);
 		}
 	}
-	rxq->nposted = 0;
+	vnic_ctr_set32(&rxq->nposted, 0);
 }
 
 /* --- poll ------------------------------------------------------------------------ */
@@ -195,12 +212,12 @@ static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, ui
 		/* The RSS hash spreads GRO buckets as a NIC's does (refs/netdev.md section 3). */
 		pkt->hash = vnic_rss_hash_frame(rxq->drv->netdev.rss_key, pkt->data, &h);
 	} else {
-		ctr_inc(&rxq->st.parse_errors);
+		vnic_ctr_inc(&rxq->st.parse_errors);
 	}
 	/* CHECKSUM_UNNECESSARY only if both are good (section 3.3 step 8). */
 	if ((flags & VNIC_RXC_IP_CHKSUM_GOOD) && (flags & VNIC_RXC_TCP_UDP_CHKSUM_GOOD)) {
 		pkt->ip_summed = VNIC_CSUM_UNNECESSARY;
-		ctr_inc(&rxq->st.csum_unnecessary);
+		vnic_ctr_inc(&rxq->st.csum_unnecessary);
 	}
 	if (flags & VNIC_RXC_VLAN_STRIPPED) {
 		pkt->vlan_tci = tci;
@@ -208,14 +225,24 @@ static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, ui
 	}
 }
 
-int vnic_drv_rx_poll(struct vnic_napi *napi, int budget)
+/* A packet into GRO or the list batch; only GRO is a trace point (napi_gro_receive). */
+static void deliver_rx(struct drv_rxq *rxq, struct vnic_pkt *pkt)
+{
+	uint64_t t0 = vnic_trace_begin(
+		rxq->deliver.mode == VNIC_DELIVER_LIST ? VNIC_TP_MAX : VNIC_TP_GRO_RECEIVE);
+
+	vnic_deliver_rx(&rxq->deliver, pkt);
+	vnic_trace_end(VNIC_TP_GRO_RECEIVE, t0);
+}
+
+static int rx_poll(struct vnic_napi *napi, int budget)
 {
 	struct drv_rxq *rxq = vnic_container_of(napi, struct drv_rxq, napi);
 	struct vnic_drv *drv = rxq->drv;
 	const union vnic_subcrq_entry *e;
 	int frames = 0;
 
-	ctr_inc(&rxq->st.polls);
+	vnic_ctr_inc(&rxq->st.polls);
 	if (drv_reclaim_napi(drv)) {
 		/* tx completions first, and unbudgeted (napi.rst) */
 		for (uint32_t m = napi_txmask(rxq); m; m &= m - 1)
@@ -238,37 +265,42 @@ int vnic_drv_rx_poll(struct vnic_napi *napi, int budget)
 		vnic_subcrq_consume(rxq->comp);
 		frames++;
 		if (vnic_unlikely(corr >= rxq->pool.count || !rxq->posted[corr])) {
-			ctr_inc(&rxq->st.bad_correlator);
+			vnic_ctr_inc(&rxq->st.bad_correlator);
+			VNIC_PROBE3(drop, "drv_rx", "bad_correlator", 0);
 			continue;
 		}
 		idx = (uint32_t)corr;
 		rxq->posted[idx] = 0;
-		rxq->nposted--;
+		vnic_ctr_sub32(&rxq->nposted, 1);
 		if (vnic_unlikely(rc)) {
-			ctr_inc(&rxq->st.drop_rc);
+			vnic_ctr_inc(&rxq->st.drop_rc);
+			VNIC_PROBE3(drop, "drv_rx", "rc", rc);
 			goto recycle;
 		}
 		if (vnic_unlikely(len < VNIC_ETH_HLEN || off > rxq->post_len ||
 				  len > rxq->post_len - off)) {
-			ctr_inc(&rxq->st.drop_bad_len);
+			vnic_ctr_inc(&rxq->st.drop_bad_len);
+			VNIC_PROBE3(drop, "drv_rx", "bad_len", 0);
 			goto recycle;
 		}
 		pkt = vnic_pkt_alloc(&rxq->pkts);
 		if (vnic_unlikely(!pkt)) {
-			ctr_inc(&rxq->st.drop_no_pkt);
+			vnic_ctr_inc(&rxq->st.drop_no_pkt);
+			VNIC_PROBE3(drop, "drv_rx", "no_pkt", 0);
 			goto recycle;
 		}
 		memcpy(pkt->data, pool_addr(&rxq->pool, idx) + off, len);
 		pkt->len = len;
 		buf_free(rxq, idx);
 		rx_meta(rxq, pkt, flags, tci);
-		ctr_inc(&rxq->st.packets);
-		ctr_add(&rxq->st.bytes, len);
-		vnic_deliver_rx(&rxq->deliver, pkt);
+		vnic_ctr_inc(&rxq->st.packets);
+		vnic_ctr_add(&rxq->st.bytes, len);
+		deliver_rx(rxq, pkt);
 		continue;
 	recycle:
 		buf_free(rxq, idx);
 	}
+	VNIC_PROBE3(gro_flush, rxq->idx, rxq->deliver.gro.nheld, rxq->deliver.gro.stats.merged);
 	vnic_deliver_flush(&rxq->deliver);
 
 	/*
@@ -279,4 +311,14 @@ int vnic_drv_rx_poll(struct vnic_napi *napi, int budget)
 	    (drv->cfg.rx_replenish == VNIC_DRV_REPLENISH_ALWAYS && frames < budget))
 		vnic_drv_rx_replenish(rxq);
 	return frames;
+}
+
+int vnic_drv_rx_poll(struct vnic_napi *napi, int budget)
+{
+	uint64_t t0 = vnic_trace_begin(VNIC_TP_NAPI_POLL);
+	int work = rx_poll(napi, budget);
+
+	vnic_trace_end(VNIC_TP_NAPI_POLL, t0);
+	VNIC_PROBE3(poll, vnic_container_of(napi, struct drv_rxq, napi)->idx, budget, work);
+	return work;
 }

@@ -109,10 +109,12 @@ static void slot_release(struct drv_txq *txq, struct drv_pool *pool, struct tx_s
 			 uint32_t corr, int status)
 {
 	s->in_use = false;
-	pool->free_map[pool->nfree++] = corr & ~VNIC_TX_CORR_TSO;
-	txq->used = txq->used > s->nent ? txq->used - s->nent : 0;
+	pool->free_map[pool->nfree] = corr & ~VNIC_TX_CORR_TSO;
+	/* nfree and used are read by the counters: relaxed stores (core.h) */
+	vnic_ctr_add32(&pool->nfree, 1);
+	vnic_ctr_set32(&txq->used, txq->used > s->nent ? txq->used - s->nent : 0);
 	if (status != VNIC_TX_DONE_OK)
-		ctr_inc(&txq->st.dropped_packets);
+		vnic_ctr_inc(&txq->st.dropped_packets);
 	if (!s->orphaned)
 		host_tx_done(txq, s->cookie, s->bytes, status);
 }
@@ -123,7 +125,7 @@ static void maybe_wake(struct drv_txq *txq)
 		return;
 	if (!txq->running || txq->used > txq->entries / 2 || txq->tso.nfree < txq->tso.count / 2)
 		return;
-	ctr_inc(&txq->st.wakes);
+	vnic_ctr_inc(&txq->st.wakes);
 	vnic_txq_wake(&txq->txq);
 }
 
@@ -131,7 +133,7 @@ static void bql_completed(struct drv_txq *txq, uint32_t pkts, uint32_t bytes)
 {
 	if (!bytes)
 		return;
-	ctr_inc(&txq->st.bql_completed_calls);
+	vnic_ctr_inc(&txq->st.bql_completed_calls);
 	vnic_txq_completed(&txq->txq, pkts, bytes, vnic_now_ns());
 }
 
@@ -141,21 +143,21 @@ static void flush_error(struct drv_txq *txq, long rc)
 {
 	struct vnic_drv *drv = txq->drv;
 
-	ctr_inc(&txq->st.flush_errors);
+	vnic_ctr_inc(&txq->st.flush_errors);
 	switch (rc) {
 	case VNIC_H_BUSY:
-		ctr_inc(&txq->st.flush_rc_busy);
+		vnic_ctr_inc(&txq->st.flush_rc_busy);
 		break;
 	case VNIC_H_PARAMETER:
-		ctr_inc(&txq->st.flush_rc_parameter);
+		vnic_ctr_inc(&txq->st.flush_rc_parameter);
 		/*
 		 * The hypervisor may allow fewer entries per indirect send than
 		 * negotiated (POWER8: 16). Upstream falls back to the safe
 		 * number for good; the batch itself is lost (3c14917953a5).
 		 */
 		if (drv->cur_ind > VNIC_SAFE_IND_DESCS) {
-			drv->cur_ind = VNIC_SAFE_IND_DESCS;
-			ctr_inc(&drv->st.ind_fallbacks);
+			vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
+			vnic_ctr_inc(&drv->st.ind_fallbacks);
 		}
 		break;
 	case VNIC_H_CLOSED:
@@ -164,19 +166,19 @@ static void flush_error(struct drv_txq *txq, long rc)
 		 * carrier drops; nothing wakes them but the bring-up that
 		 * follows the transport event.
 		 */
-		ctr_inc(&txq->st.flush_rc_closed);
-		ctr_set(&drv->carrier, 0);
+		vnic_ctr_inc(&txq->st.flush_rc_closed);
+		vnic_ctr_set(&drv->carrier, 0);
 		for (unsigned int i = 0; i < drv->ntx; i++) {
 			struct drv_txq *t = &drv->txq[i];
 
 			t->running = false;
 			if (!vnic_txq_stopped(&t->txq))
-				ctr_inc(&t->st.stops);
+				vnic_ctr_inc(&t->st.stops);
 			vnic_txq_stop(&t->txq);
 		}
 		break;
 	default:
-		ctr_inc(&txq->st.flush_rc_other);
+		vnic_ctr_inc(&txq->st.flush_rc_other);
 		break;
 	}
 }
@@ -199,13 +201,14 @@ void vnic_drv_tx_unwind_batch(struct drv_txq *txq)
 			if (s) {
 				pkts++;
 				bytes += s->bytes;
-				ctr_inc(&txq->st.drops[TXD_FLUSH]);
+				vnic_ctr_inc(&txq->st.drops[TXD_FLUSH]);
+				VNIC_PROBE3(drop, "drv_tx", "flush", TXD_FLUSH);
 				slot_release(txq, pool, s, corr, VNIC_TX_DONE_DROPPED);
 			}
 		}
 		i += n;
 	}
-	txq->ind_n = 0;
+	vnic_ctr_set32(&txq->ind_n, 0);
 	txq->batch_pkts = 0;
 	txq->batch_bytes = 0;
 	/* BQL counted these bytes at xmit: they will never complete otherwise. */
@@ -215,31 +218,45 @@ void vnic_drv_tx_unwind_batch(struct drv_txq *txq)
 
 static long tx_flush(struct drv_txq *txq)
 {
+	uint64_t t0, t1;
 	long rc;
 
 	if (!txq->ind_n)
 		return VNIC_H_SUCCESS;
+	t0 = vnic_trace_begin(VNIC_TP_TX_FLUSH);
 	drv_dma_wmb();
+	VNIC_PROBE3(submit, txq->idx, 1, txq->ind_n);
+	t1 = vnic_trace_begin(VNIC_TP_SEND_INDIRECT);
 	rc = vnic_hv_send_subcrq_indirect(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle,
 					  txq->ind_ioba, txq->ind_n);
+	vnic_trace_end(VNIC_TP_SEND_INDIRECT, t1);
 	if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
 		flush_error(txq, rc);
 		vnic_drv_tx_unwind_batch(txq);
+		vnic_trace_end(VNIC_TP_TX_FLUSH, t0);
 		return rc;
 	}
-	ctr_inc(&txq->st.indirect_flushes);
-	ctr_add(&txq->st.batched_packets, txq->batch_pkts);
-	ctr_add(&txq->st.bytes, txq->batch_bytes);
-	txq->ind_n = 0;
+	vnic_ctr_inc(&txq->st.indirect_flushes);
+	vnic_ctr_add(&txq->st.batched_packets, txq->batch_pkts);
+	vnic_ctr_add(&txq->st.bytes, txq->batch_bytes);
+	vnic_ctr_set32(&txq->ind_n, 0);
 	txq->batch_pkts = 0;
 	txq->batch_bytes = 0;
+	vnic_trace_end(VNIC_TP_TX_FLUSH, t0);
 	return rc;
 }
 
 static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e)
 {
+	uint64_t t0;
+	long rc;
+
 	drv_dma_wmb();
-	return vnic_hv_send_subcrq(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle, e);
+	VNIC_PROBE3(submit, txq->idx, 0, 1);
+	t0 = vnic_trace_begin(VNIC_TP_SEND_DIRECT);
+	rc = vnic_hv_send_subcrq(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle, e);
+	vnic_trace_end(VNIC_TP_SEND_DIRECT, t0);
+	return rc;
 }
 
 /* --- descriptors ------------------------------------------------------------------ */
@@ -459,8 +476,9 @@ static int xmit_drop(struct drv_txq *txq, struct vnic_pkt *pkt, enum tx_drop why
 {
 	uint32_t cookie = pkt->priv, bytes = pkt->len;
 
-	ctr_inc(&txq->st.drops[why]);
-	ctr_inc(&txq->st.dropped_packets);
+	vnic_ctr_inc(&txq->st.drops[why]);
+	vnic_ctr_inc(&txq->st.dropped_packets);
+	VNIC_PROBE3(drop, "drv_tx", "xmit", why);
 	vnic_pkt_free(pkt);
 	host_tx_done(txq, cookie, bytes, VNIC_TX_DONE_DROPPED);
 	return VNIC_TX_OK;
@@ -474,7 +492,17 @@ static void lazy_timer_arm(struct drv_txq *txq)
 	vnic_poller_set_timer(&txq->napi.poller, vnic_now_ns() + txq->drv->cfg.reclaim_ns);
 }
 
-static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bool more)
+/* vnic_csum_help, traced here: src/net sits below the core's tracing. */
+static int csum_help(struct vnic_pkt *pkt)
+{
+	uint64_t t0 = vnic_trace_begin(VNIC_TP_CSUM_HELP);
+	int err = vnic_csum_help(pkt);
+
+	vnic_trace_end(VNIC_TP_CSUM_HELP, t0);
+	return err;
+}
+
+static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bool more)
 {
 	struct vnic_drv *drv = nd->priv;
 	union vnic_subcrq_entry local[VNIC_MAX_TX_ELEMS], *e;
@@ -489,13 +517,13 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 	uint16_t mss = 0;
 
 	if (vnic_unlikely(q >= drv->qtx)) {
-		ctr_inc(&drv->st.drop_bad_queue);
+		vnic_ctr_inc(&drv->st.drop_bad_queue);
 		vnic_pkt_free(pkt);
 		return VNIC_TX_OK;
 	}
 	txq = &drv->txq[q];
 	if (vnic_unlikely(vnic_txq_stopped(&txq->txq))) {
-		ctr_inc(&txq->st.busy);
+		vnic_ctr_inc(&txq->st.busy);
 		return VNIC_TX_BUSY;
 	}
 	if (vnic_unlikely(!txq->running))
@@ -526,9 +554,9 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 
 	/* A checksum the device was not asked to do is done here. */
 	if (partial && !gso && !csum_ok(drv, pkt)) {
-		if (vnic_csum_help(pkt))
+		if (csum_help(pkt))
 			return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
-		ctr_inc(&txq->st.csum_sw);
+		vnic_ctr_inc(&txq->st.csum_sw);
 		partial = false;
 	}
 
@@ -538,8 +566,8 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 	if (direct && partial && (drv->req_csum & VNIC_DESC_REQ_HDRS)) {
 		if (csum_policy == VNIC_DRV_CSUM_SW_DIRECT) {
 			/* Seed 000 patch 7: summing a small packet beats an indirect hcall. */
-			if (vnic_csum_help(pkt) == 0) {
-				ctr_inc(&txq->st.csum_sw);
+			if (csum_help(pkt) == 0) {
+				vnic_ctr_inc(&txq->st.csum_sw);
 				partial = false;
 			} else {
 				direct = false;
@@ -562,21 +590,22 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 
 	/* Seed 004 "before": completions are looked at only when the ring fills up. */
 	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY && txq->used >= txq->entries / 4 * 3) {
-		ctr_inc(&txq->st.xmit_reclaims);
+		vnic_ctr_inc(&txq->st.xmit_reclaims);
 		vnic_drv_tx_reclaim(txq);
 	}
 	pool = gso ? &txq->tso : &txq->pool;
 	if (vnic_unlikely(txq->used + nent > txq->entries || !pool->nfree)) {
 		/* Cannot happen with the early stop; never strand a batch if it does. */
 		if (!vnic_txq_stopped(&txq->txq))
-			ctr_inc(&txq->st.stops);
+			vnic_ctr_inc(&txq->st.stops);
 		vnic_txq_stop(&txq->txq);
 		tx_flush(txq);
-		ctr_inc(&txq->st.busy);
+		vnic_ctr_inc(&txq->st.busy);
 		return VNIC_TX_BUSY;
 	}
 
-	idx = pool->free_map[--pool->nfree];
+	idx = pool->free_map[pool->nfree - 1];
+	vnic_ctr_sub32(&pool->nfree, 1);
 	slot = gso ? &txq->tso_slots[idx] : &txq->slots[idx];
 	corr = idx | (gso ? VNIC_TX_CORR_TSO : 0);
 	memcpy(pool_addr(pool, idx), pkt->data, len);
@@ -584,12 +613,12 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 	flags1 = VNIC_TX_COMP_NEEDED | prot_flags(pkt);
 	if (partial || gso) {
 		flags1 |= VNIC_TX_CHKSUM_OFFLOAD;
-		ctr_inc(&txq->st.csum_offload);
+		vnic_ctr_inc(&txq->st.csum_offload);
 	}
 	if (gso) {
 		flags1 |= VNIC_TX_LSO;
 		mss = pkt->gso_size;
-		ctr_inc(&txq->st.lso_packets);
+		vnic_ctr_inc(&txq->st.lso_packets);
 	}
 
 	if (!direct && txq->ind_n + nent > drv->cur_ind)
@@ -600,11 +629,14 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 		e = &txq->ind[txq->ind_n];
 	tx_desc_fill(&e[0], pool, idx, corr, len, nent, flags1, mss);
 	if (hp.ndesc) {
+		uint64_t t0 = vnic_trace_begin(VNIC_TP_HDR_BUILD);
+
 		if (drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
 			hdrs_copy(&e[1], pkt, &hp);
 		else
 			hdrs_direct(&e[1], pkt, &hp);
-		ctr_add(&txq->st.hdr_descs, hp.ndesc);
+		vnic_trace_end(VNIC_TP_HDR_BUILD, t0);
+		vnic_ctr_add(&txq->st.hdr_descs, hp.ndesc);
 	}
 	if (!direct && e == local)
 		memcpy(&txq->ind[txq->ind_n], local, nent * sizeof(*local));
@@ -619,9 +651,9 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 	vnic_pkt_free(pkt);
 	pkt = NULL;
 
-	txq->used += nent;
+	vnic_ctr_add32(&txq->used, nent);
 	if (txq->used + VNIC_MAX_TX_ELEMS > txq->entries || !txq->tso.nfree) {
-		ctr_inc(&txq->st.stops);
+		vnic_ctr_inc(&txq->st.stops);
 		vnic_txq_stop(&txq->txq);
 	}
 
@@ -632,17 +664,17 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 		rc = send_direct(txq, &e[0]);
 		if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
 			flush_error(txq, rc);
-			ctr_inc(&txq->st.drops[TXD_FLUSH]);
+			vnic_ctr_inc(&txq->st.drops[TXD_FLUSH]);
 			slot_release(txq, pool, slot, corr, VNIC_TX_DONE_DROPPED);
 			bql_completed(txq, 1, len);
 			maybe_wake(txq);
 		} else {
-			ctr_inc(&txq->st.direct_sends);
-			ctr_inc(&txq->st.direct_packets);
-			ctr_add(&txq->st.bytes, len);
+			vnic_ctr_inc(&txq->st.direct_sends);
+			vnic_ctr_inc(&txq->st.direct_packets);
+			vnic_ctr_add(&txq->st.bytes, len);
 		}
 	} else {
-		txq->ind_n += nent;
+		vnic_ctr_add32(&txq->ind_n, nent);
 		txq->batch_pkts++;
 		txq->batch_bytes += len;
 		if (vnic_txq_sent(&txq->txq, len, more && txq->ind_n < drv->cur_ind))
@@ -653,10 +685,21 @@ static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt
 		lazy_timer_arm(txq);
 	else if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN) {
 		/* skb_orphan at xmit: the sender's bytes stop counting now (seed 004). */
-		ctr_inc(&txq->st.orphaned);
+		vnic_ctr_inc(&txq->st.orphaned);
 		host_tx_done(txq, cookie, len, VNIC_TX_DONE_OK);
 	}
 	return VNIC_TX_OK;
+}
+
+static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bool more)
+{
+	uint64_t t0 = vnic_trace_begin(VNIC_TP_XMIT);
+	int rc;
+
+	VNIC_PROBE3(xmit, q, pkt->len, more);
+	rc = xmit(nd, q, pkt, more);
+	vnic_trace_end(VNIC_TP_XMIT, t0);
+	return rc;
 }
 
 static bool drv_tx_stopped(struct vnic_netdev *nd, unsigned int q)
@@ -678,16 +721,18 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 	bool per_entry = txq->drv->cfg.bql_complete == VNIC_DRV_BQL_PER_ENTRY;
 	uint32_t pkts = 0, bytes = 0;
 	const union vnic_subcrq_entry *e;
+	uint64_t t0;
 
 	if (vnic_unlikely(!txq->slots))
 		return 0;
+	t0 = vnic_trace_begin(VNIC_TP_TX_COMPLETE);
 	/* peek's acquire is the dma_rmb: the entry's body is read after its valid bit. */
 	while ((e = vnic_subcrq_peek(txq->comp))) {
 		unsigned int n = e->tx_comp.num_comps, i;
 		uint32_t epkts = 0, ebytes = 0;
 
 		if (vnic_unlikely(n < 1 || n > VNIC_TX_COMP_MAX)) {
-			ctr_inc(&txq->st.bad_num_comps);
+			vnic_ctr_inc(&txq->st.bad_num_comps);
 			vnic_subcrq_consume(txq->comp);
 			continue;
 		}
@@ -698,13 +743,13 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 			struct tx_slot *s = slot_lookup(txq, corr, &pool);
 
 			if (vnic_unlikely(!s)) {
-				ctr_inc(&txq->st.bad_correlator);
+				vnic_ctr_inc(&txq->st.bad_correlator);
 				continue;
 			}
 			epkts++;
 			ebytes += s->bytes;
 			if (vnic_unlikely(rc))
-				ctr_inc(&txq->st.comp_errors);
+				vnic_ctr_inc(&txq->st.comp_errors);
 			slot_release(txq, pool, s, corr,
 				     rc ? VNIC_TX_DONE_DROPPED : VNIC_TX_DONE_OK);
 		}
@@ -715,13 +760,15 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 		bytes += ebytes;
 	}
 	if (pkts) {
-		ctr_add(&txq->st.completions, pkts);
-		ctr_inc(&txq->st.completion_rounds);
+		vnic_ctr_add(&txq->st.completions, pkts);
+		vnic_ctr_inc(&txq->st.completion_rounds);
 		/* Seed 000 patch 6: DQL's limit is bytes per completion interval. */
 		if (!per_entry)
 			bql_completed(txq, pkts, bytes);
+		VNIC_PROBE3(completion, txq->idx, pkts, bytes);
 	}
 	maybe_wake(txq);
+	vnic_trace_end(VNIC_TP_TX_COMPLETE, t0);
 	return pkts;
 }
 
@@ -742,7 +789,7 @@ void vnic_drv_tx_forget(struct drv_txq *txq)
 		if (s)
 			slot_release(txq, pool, s, i | VNIC_TX_CORR_TSO, VNIC_TX_DONE_DROPPED);
 	}
-	txq->used = 0;
+	vnic_ctr_set32(&txq->used, 0);
 }
 
 int vnic_drv_tx_poll(struct vnic_napi *napi, int budget)
@@ -753,7 +800,7 @@ int vnic_drv_tx_poll(struct vnic_napi *napi, int budget)
 	if (txq->drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY) {
 		/* the coarse timer fired: reclaim, and come back while anything is out */
 		txq->timer_armed = false;
-		ctr_inc(&txq->st.timer_reclaims);
+		vnic_ctr_inc(&txq->st.timer_reclaims);
 		vnic_drv_tx_reclaim(txq);
 		if (txq->running)
 			lazy_timer_arm(txq);

@@ -10,8 +10,10 @@
  * The callback must not call back into the same vnic_deliver.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
+#include "ctr_int.h"
 #include "net.h"
 
 static unsigned int pkt_segs(const struct vnic_pkt *pkt)
@@ -25,9 +27,10 @@ static void list_flush(struct vnic_deliver *d)
 
 	if (!n)
 		return;
-	d->stats.packets += n;
-	d->stats.segments += d->nsegs;
-	d->stats.batches++;
+	/* stats are read by counters on other threads: ctr_int.h */
+	vnic_net_ctr_add(&d->stats.packets, n);
+	vnic_net_ctr_add(&d->stats.segments, d->nsegs);
+	vnic_net_ctr_inc(&d->stats.batches);
 	d->n = 0;
 	d->nsegs = 0;
 	d->fn(d->ctx, d->pkts, n);
@@ -50,11 +53,17 @@ static void gro_out(void *ctx, struct vnic_pkt *pkt)
 		list_add(d, pkt);
 		return;
 	}
-	d->stats.packets++;
-	d->stats.segments += pkt_segs(pkt);
-	d->stats.batches++;
+	vnic_net_ctr_inc(&d->stats.packets);
+	vnic_net_ctr_add(&d->stats.segments, pkt_segs(pkt));
+	vnic_net_ctr_inc(&d->stats.batches);
 	d->fn(d->ctx, &pkt, 1);
 }
+
+_Static_assert(offsetof(struct vnic_deliver, gro) + sizeof(struct vnic_gro) ==
+			       offsetof(struct vnic_deliver, stats) &&
+		       offsetof(struct vnic_deliver, stats) + sizeof(struct vnic_deliver_stats) ==
+			       sizeof(struct vnic_deliver),
+	       "vnic_deliver_init clears what comes before gro; gro_init the rest but stats");
 
 int vnic_deliver_init(struct vnic_deliver *d, enum vnic_deliver_mode mode, unsigned int batch,
 		      struct vnic_pkt_pool *agg_pool, vnic_deliver_fn fn, void *ctx)
@@ -70,7 +79,9 @@ int vnic_deliver_init(struct vnic_deliver *d, enum vnic_deliver_mode mode, unsig
 	if (!fn || batch > VNIC_DELIVER_MAX_BATCH)
 		return -EINVAL;
 
-	memset(d, 0, sizeof(*d));
+	/* All but the stats, which counters may be reading (ctr_int.h); gro_init does gro. */
+	memset(d, 0, offsetof(struct vnic_deliver, gro));
+	vnic_net_ctr_zero(&d->stats);
 	d->mode = mode;
 	d->batch = batch ? batch : VNIC_DELIVER_DEFAULT_BATCH;
 	d->fn = fn;

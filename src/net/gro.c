@@ -14,6 +14,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "ctr_int.h"
 #include "gro_int.h"
 
 static_assert((VNIC_GRO_BUCKETS & (VNIC_GRO_BUCKETS - 1)) == 0, "bucket index is a mask");
@@ -59,10 +60,16 @@ static const struct vnic_gro_proto *proto_find(uint16_t type)
 	return NULL;
 }
 
+static_assert(offsetof(struct vnic_gro, stats) + sizeof(struct vnic_gro_stats) ==
+		      sizeof(struct vnic_gro),
+	      "vnic_gro_init clears all but the stats, the last member");
+
 void vnic_gro_init(struct vnic_gro *gro, struct vnic_pkt_pool *agg_pool, vnic_gro_out_fn out,
 		   void *out_ctx)
 {
-	memset(gro, 0, sizeof(*gro));
+	/* All but the stats, the last member, which counters may be reading (ctr_int.h). */
+	memset(gro, 0, offsetof(struct vnic_gro, stats));
+	vnic_net_ctr_zero(&gro->stats);
 	gro->agg_pool = agg_pool;
 	gro->out = out;
 	gro->out_ctx = out_ctx;
@@ -70,7 +77,7 @@ void vnic_gro_init(struct vnic_gro *gro, struct vnic_pkt_pool *agg_pool, vnic_gr
 
 static enum vnic_gro_result pass(struct vnic_gro *gro, struct vnic_pkt *pkt)
 {
-	gro->stats.normal++;
+	vnic_net_ctr_inc(&gro->stats.normal);
 	gro->out(gro->out_ctx, pkt);
 	return VNIC_GRO_NORMAL;
 }
@@ -94,7 +101,7 @@ static void finish(struct vnic_gro *gro, struct vnic_pkt *pkt)
 		pkt->gso_size = 0;
 		pkt->gso_segs = 0;
 	}
-	gro->stats.flushed++;
+	vnic_net_ctr_inc(&gro->stats.flushed);
 	gro->out(gro->out_ctx, pkt);
 }
 
@@ -113,14 +120,14 @@ static void hold(struct vnic_gro *gro, struct vnic_gro_bucket *b, struct vnic_pk
 		 const struct vnic_gro_cb *cb)
 {
 	if (b->count == VNIC_GRO_MAX_HELD) {
-		gro->stats.evicted++;
+		vnic_net_ctr_inc(&gro->stats.evicted);
 		complete_at(gro, b, 0);
 	}
 	pkt->gso_size = (uint16_t)cb->payload_len;
 	pkt->gso_segs = 1;
 	b->held[b->count++] = pkt;
 	gro->nheld++;
-	gro->stats.held++;
+	vnic_net_ctr_inc(&gro->stats.held);
 }
 
 /*
@@ -201,7 +208,7 @@ enum vnic_gro_result vnic_gro_receive(struct vnic_gro *gro, struct vnic_pkt *pkt
 	uint16_t type;
 	int i;
 
-	gro->stats.received++;
+	vnic_net_ctr_inc(&gro->stats.received);
 	cb.l3_off = (uint16_t)l2_parse(pkt, &type);
 	if (cb.l3_off)
 		proto = proto_find(type);
@@ -230,7 +237,7 @@ enum vnic_gro_result vnic_gro_receive(struct vnic_gro *gro, struct vnic_pkt *pkt
 			held->gso_segs++;
 			proto->merged(held, &cb);
 			vnic_pkt_free(pkt);
-			gro->stats.merged++;
+			vnic_net_ctr_inc(&gro->stats.merged);
 			/* A short segment or PSH/FIN/... ends the aggregate. */
 			if (cb.final || cb.payload_len < held->gso_size)
 				complete_at(gro, b, (unsigned int)i);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctr_int.h"
 #include "net.h"
 
 /* Hot fields must stay in the first cache line (STYLE.md rule 10). */
@@ -20,13 +21,31 @@ static_assert(sizeof(struct vnic_pkt) == 128, "vnic_pkt is two cache lines");
 
 enum { PKT_BUF_ALIGN = 64 };
 
+/*
+ * Field by field, not memset: count, nfree and alloc_fail are read by
+ * counters on other threads (ctr_int.h), also while an owner replaces a
+ * pool. The assert catches a field added without being cleared here.
+ */
+static void pool_clear(struct vnic_pkt_pool *pool)
+{
+	pool->pkts = NULL;
+	pool->mem = NULL;
+	pool->free_stack = NULL;
+	vnic_net_ctr_set32(&pool->count, 0);
+	vnic_net_ctr_set32(&pool->nfree, 0);
+	pool->buf_size = 0;
+	pool->headroom = 0;
+	vnic_net_ctr_set(&pool->alloc_fail, 0);
+}
+static_assert(sizeof(struct vnic_pkt_pool) == 48, "pool_clear clears every field");
+
 int vnic_pkt_pool_init(struct vnic_pkt_pool *pool, uint32_t count, uint32_t buf_size,
 		       uint32_t headroom)
 {
 	size_t stride, bytes, meta_bytes;
 	uint32_t i;
 
-	memset(pool, 0, sizeof(*pool));
+	pool_clear(pool);
 	if (count == 0 || buf_size == 0 || headroom >= buf_size || buf_size > (1u << 24))
 		return -EINVAL;
 	stride = ((size_t)buf_size + PKT_BUF_ALIGN - 1) & ~(size_t)(PKT_BUF_ALIGN - 1);
@@ -46,7 +65,7 @@ int vnic_pkt_pool_init(struct vnic_pkt_pool *pool, uint32_t count, uint32_t buf_
 	if (!pool->free_stack)
 		goto err_stack;
 
-	pool->count = count;
+	vnic_net_ctr_set32(&pool->count, count);
 	pool->buf_size = buf_size;
 	pool->headroom = headroom;
 	for (i = 0; i < count; i++) {
@@ -60,7 +79,7 @@ int vnic_pkt_pool_init(struct vnic_pkt_pool *pool, uint32_t count, uint32_t buf_
 		/* Lowest index on top, so a fresh pool hands out buffers in order. */
 		pool->free_stack[i] = count - 1 - i;
 	}
-	pool->nfree = count;
+	vnic_net_ctr_set32(&pool->nfree, count);
 	return 0;
 
 err_stack:
@@ -68,7 +87,7 @@ err_stack:
 err_pkts:
 	free(pool->mem);
 err_mem:
-	memset(pool, 0, sizeof(*pool));
+	pool_clear(pool);
 	return -ENOMEM;
 }
 
@@ -77,7 +96,7 @@ void vnic_pkt_pool_fini(struct vnic_pkt_pool *pool)
 	free(pool->free_stack);
 	free(pool->pkts);
 	free(pool->mem);
-	memset(pool, 0, sizeof(*pool));
+	pool_clear(pool);
 }
 
 void vnic_pkt_reset(struct vnic_pkt *pkt)
@@ -97,41 +116,49 @@ void vnic_pkt_reset(struct vnic_pkt *pkt)
 struct vnic_pkt *vnic_pkt_alloc(struct vnic_pkt_pool *pool)
 {
 	struct vnic_pkt *pkt;
+	uint32_t nfree = pool->nfree;
 
-	if (pool->nfree == 0) {
-		pool->alloc_fail++;
+	if (nfree == 0) {
+		vnic_net_ctr_inc(&pool->alloc_fail);
 		return NULL;
 	}
-	pkt = &pool->pkts[pool->free_stack[--pool->nfree]];
+	/* nfree and alloc_fail are read by counters on other threads: ctr_int.h */
+	vnic_net_ctr_set32(&pool->nfree, --nfree);
+	pkt = &pool->pkts[pool->free_stack[nfree]];
 	vnic_pkt_reset(pkt);
 	return pkt;
 }
 
 unsigned int vnic_pkt_alloc_bulk(struct vnic_pkt_pool *pool, struct vnic_pkt **pkts, unsigned int n)
 {
+	uint32_t nfree = pool->nfree;
 	unsigned int i;
 
-	if (n > pool->nfree) {
-		pool->alloc_fail++;
-		n = pool->nfree;
+	if (n > nfree) {
+		vnic_net_ctr_inc(&pool->alloc_fail);
+		n = nfree;
 	}
 	for (i = 0; i < n; i++) {
-		pkts[i] = &pool->pkts[pool->free_stack[--pool->nfree]];
+		pkts[i] = &pool->pkts[pool->free_stack[--nfree]];
 		vnic_pkt_reset(pkts[i]);
 	}
+	vnic_net_ctr_set32(&pool->nfree, nfree);
 	return n;
 }
 
 void vnic_pkt_free(struct vnic_pkt *pkt)
 {
 	struct vnic_pkt_pool *pool;
+	uint32_t nfree;
 
 	if (!pkt)
 		return;
 	pool = pkt->pool;
+	nfree = pool->nfree;
 	/* A double free would corrupt the stack silently; catch it in debug builds. */
-	assert(pool->nfree < pool->count);
-	pool->free_stack[pool->nfree++] = pkt->index;
+	assert(nfree < pool->count);
+	pool->free_stack[nfree] = pkt->index;
+	vnic_net_ctr_set32(&pool->nfree, nfree + 1);
 }
 
 void vnic_pkt_free_list(struct vnic_pkt *head)
