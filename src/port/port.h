@@ -6,6 +6,9 @@
  *             single-producer single-consumer ring of frame slots per
  *             direction, with an optional rate limit, one-way delay and
  *             seeded loss, reordering and corruption.
+ *   tap.c     the TAP host port (setup, ioctls, counters); tap_io.c its
+ *             datapath; tap_vnet.c the vnet header <-> packet metadata.
+ *   afpacket.c  a wire on a real interface (AF_PACKET, TPACKET_V3).
  *
  * Threads: per direction, one producer (the device tx engine of the sending
  * end) and one consumer (the device rx engine of the receiving end), each on
@@ -15,6 +18,7 @@
 #ifndef VNIC_PORT_H
 #define VNIC_PORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/core.h"
@@ -99,5 +103,332 @@ struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end);
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st);
 /* The configuration in force (defaults filled in). */
 const struct vnic_cable_cfg *vnic_cable_config(const struct vnic_cable *c);
+
+/* ---------------------------------------------------------------------------
+ * The vnet header (tap_vnet.c): what precedes every frame on a TAP opened
+ * with IFF_VNET_HDR (refs/netdev.md section 5). Pure functions, no I/O.
+ * ------------------------------------------------------------------------- */
+
+/*
+ * struct virtio_net_hdr_v1 without the hash extension: 12 bytes (TUNSETVNETHDRSZ
+ * 12), fields little-endian as they sit in the header (the TAP is put in
+ * little-endian mode on a big-endian host). num_buffers is 0 on write and
+ * ignored on read.
+ */
+struct vnic_vnet_hdr {
+	uint8_t flags;		/* VNIC_VNET_F_* */
+	uint8_t gso_type;	/* VNIC_VNET_GSO_* */
+	uint16_t hdr_len;	/* L2 + L3 + L4 header bytes (a hint) */
+	uint16_t gso_size;	/* L4 payload per segment */
+	uint16_t csum_start;	/* from the start of the frame */
+	uint16_t csum_offset;	/* of the checksum field, from csum_start */
+	uint16_t num_buffers;
+};
+
+enum {
+	VNIC_VNET_HDR_LEN = 12,
+	VNIC_VNET_F_NEEDS_CSUM = 1,	/* checksum partial: sum from csum_start */
+	VNIC_VNET_F_DATA_VALID = 2,	/* checksum already verified */
+	VNIC_VNET_GSO_NONE = 0,
+	VNIC_VNET_GSO_TCPV4 = 1,
+	VNIC_VNET_GSO_UDP = 3,		/* UFO: removed from Linux, refused */
+	VNIC_VNET_GSO_TCPV6 = 4,
+	VNIC_VNET_GSO_UDP_L4 = 5,	/* USO */
+	VNIC_VNET_GSO_ECN = 0x80,	/* flag: CWR set on the superpacket */
+};
+
+/*
+ * Why a frame read from a TAP was dropped before xmit. The kernel validated
+ * its own header, but nothing crossing into vnic is trusted. Counted per TAP
+ * queue as "inN_drop_<name>".
+ */
+enum vnic_tap_drop {
+	VNIC_TAP_DROP_NONE = 0,
+	VNIC_TAP_DROP_RUNT,		/* shorter than an Ethernet header */
+	VNIC_TAP_DROP_BAD_FLAGS,	/* a flag other than NEEDS_CSUM, DATA_VALID */
+	VNIC_TAP_DROP_GSO_TYPE,		/* unknown GSO type (UFO, tunnels), ECN without TCP */
+	VNIC_TAP_DROP_GSO_NO_CSUM,	/* a GSO type without NEEDS_CSUM */
+	VNIC_TAP_DROP_GSO_SIZE,		/* gso_size 0 with a GSO type */
+	VNIC_TAP_DROP_CSUM_START,	/* csum_start at or past the end of the frame */
+	VNIC_TAP_DROP_CSUM_OFFSET,	/* the checksum field ends past the frame */
+	VNIC_TAP_DROP_HDR_LEN,		/* hdr_len past the frame */
+	VNIC_TAP_DROP_BAD_HEADERS,	/* offload asked for, frame does not parse */
+	VNIC_TAP_DROP_GSO_MISMATCH,	/* GSO type or checksum region not the frame's
+					 * L4, or more segments than vnic can send */
+	VNIC_TAP_DROP_MAX,
+};
+
+/* "runt", "bad_flags", ...; "unknown" out of range. */
+const char *vnic_tap_drop_name(unsigned int reason);
+
+/*
+ * The header of a frame read from a TAP (pkt->data, pkt->len hold the frame,
+ * metadata reset) becomes pkt's metadata:
+ *   - NEEDS_CSUM: VNIC_CSUM_PARTIAL with csum_start/offset when they are the
+ *     frame's TCP or UDP checksum (what the device offloads); any other
+ *     region (the kernel's checksum offload is NETIF_F_HW_CSUM, generic) is
+ *     summed here in software (vnic_csum_help) and the packet leaves as NONE.
+ *   - DATA_VALID, or no flag: NONE (the checksum in the frame is complete).
+ *   - gso_type/size: VNIC_GSO_TCPV4/TCPV6/UDP_L4 (+TCP_ECN), gso_size,
+ *     gso_segs computed (vnic_gso_count); a superpacket of one segment
+ *     becomes a plain PARTIAL packet, as the kernel treats it.
+ *   - the frame is parsed (pkt's l2/l3/l4 fields, VNIC_PKT_F_PARSED); a frame
+ *     that does not parse passes as it is unless it asked for an offload.
+ *   - rss_key not NULL: pkt->hash = vnic_rss_hash_frame (0 if unparsed).
+ * Returns VNIC_TAP_DROP_NONE, or the reason to drop it (metadata then
+ * undefined). May write the frame only to resolve a checksum in software.
+ */
+enum vnic_tap_drop vnic_vnet_parse(const struct vnic_vnet_hdr *h, struct vnic_pkt *pkt,
+				   const uint8_t *rss_key);
+/*
+ * The header for writing pkt (a delivered packet) to a TAP:
+ *   - GSO (a GRO aggregate): the GSO type, gso_size, hdr_len = the parsed
+ *     header lengths, NEEDS_CSUM with the L4 checksum region. An aggregate
+ *     that is not PARTIAL is made so: its L4 checksum field is overwritten
+ *     with the pseudo-header seed (the kernel requires NEEDS_CSUM with GSO).
+ *   - PARTIAL: NEEDS_CSUM, csum_start/offset as they are.
+ *   - UNNECESSARY: DATA_VALID.  NONE: no flag (the kernel verifies).
+ * Returns 0, or -EINVAL for GSO metadata the header cannot carry (unknown
+ * type, gso_size 0, headers that do not parse or do not match the type).
+ */
+int vnic_vnet_build(struct vnic_pkt *pkt, struct vnic_vnet_hdr *h);
+
+/* ---------------------------------------------------------------------------
+ * TAP host port (tap.c, tap_io.c)
+ *
+ * A TAP interface is the host side of a vNIC: what the kernel transmits on
+ * the TAP is read here and handed to the netdev's xmit, what the netdev
+ * delivers is written to the TAP for the kernel to receive. Seen from the
+ * kernel the TAP *is* the NIC: it gets the netdev's MAC (at create) and MTU,
+ * and TUNSETOFFLOAD announces the netdev's tx offloads (vnic_tap_offloads),
+ * so the kernel hands over 64 KiB TSO superpackets with partial checksums.
+ *
+ * Lifecycle (the order of vnic_drv's contract, driver.h):
+ *	vnic_tap_create   after vnic_drv_create, before the cpus start: opens
+ *	                  the queues, registers one poller and fd per queue on
+ *	                  the queue's tx cpu (not watched yet), attaches as the
+ *	                  netdev's host
+ *	(cpus start, vnic_drv_open)
+ *	vnic_tap_start    after open: offloads, MTU, reading starts
+ *	vnic_tap_stop     reading stops, deliveries are dropped (counted)
+ *	(vnic_drv_close, cpus stop)
+ *	vnic_tap_destroy  cpus stopped; frees, closes, detaches
+ * The TAP interface is created down; bringing it up, addresses and moving
+ * it to another network namespace are the caller's (ip link, rtnetlink).
+ * It disappears at destroy (not persistent).
+ *
+ * Reading is xmit, on TAP queue q's tx cpu (vnic_netdev_tx_cpu(dev, q)): a
+ * burst reads until EAGAIN or cfg.batch packets (one readv per packet: the
+ * vnet header and the frame, into a packet of the pool), each validated and
+ * converted by vnic_vnet_parse, and hashed; it goes to the tx queue
+ * vnic_netdev_pick_tx(hash) picks when that queue runs on the same cpu (so a
+ * flow keeps its tx queue whichever TAP queue the kernel used), else to tx
+ * queue q. Every packet of a burst but each tx queue's last is sent with
+ * xmit_more. The pool is single-threaded and xmit frees into it: every TAP
+ * queue must have the same tx cpu (vnic_drv runs all its queues on one).
+ *
+ * Backpressure: a packet refused with VNIC_TX_BUSY is kept (with the one
+ * read behind it for the same queue, at most), the burst ends, and the TAP
+ * queue stops being read (vnic_cpu_mod_fd without EPOLLIN) until the host
+ * tx_wake callback of that tx queue; then the kept packets go first. The
+ * kernel's tun does not stop its sender meanwhile: it drops at its ring
+ * (txqueuelen frames, counted in the TAP interface's tx_dropped), as Linux
+ * <= 6.18 does for a reader that stops (refs/baselines.md).
+ *
+ * The vnet header is what lets the kernel skip segmentation: without it
+ * (cfg.no_vnet_hdr) no TUNSETOFFLOAD is done and every frame crosses whole
+ * and checksummed (refs/baselines.md: 1.6 against 7.8 Gbit/s). io_uring is
+ * not used: with TSO about two frames come per burst, and the readv entry
+ * path (do_readv, tun_chr_read_iter) was about 1% of the reader thread's
+ * perf samples with iperf3 through two TAPs; io_uring would save that
+ * entry, not the copies and wake-ups that make up the rest.
+ *
+ * Writing is delivery, on the rx queue's cpu: each packet the netdev hands
+ * up (GRO aggregates with GSO metadata, CHECKSUM_UNNECESSARY frames) is
+ * written with its vnet header (vnic_vnet_build) by one writev, to TAP queue
+ * (rx queue % active queues), and freed. A write that fails (EAGAIN; EIO
+ * while the interface is down) drops the packet and counts it: the kernel's
+ * own receive path would drop it too.
+ *
+ * Counters (vnic_tap_counters, names as in core.h "Counters"):
+ *   tap-wide: queues, active_queues, offloads (TUN_F_* in force), mtu,
+ *   vnet_hdr;
+ *   per TAP queue N, "in" (read from the TAP, the kernel's transmit):
+ *   inN_packets, inN_bytes, inN_gso_packets, inN_csum_partial, inN_csum_sw
+ *   (checksum region summed here), inN_bursts, inN_xmit_more, inN_stops
+ *   (reading paused by backpressure), inN_resumes, inN_read_errors,
+ *   inN_no_buffer (pool empty: retried after a pause), inN_queue_fallback
+ *   (pick_tx's queue on another cpu), inN_drop_stopped (kept packets freed
+ *   at stop), inN_drop_<reason> for each enum vnic_tap_drop ("in" drops are
+ *   named from vnic's side: frames coming in from the kernel);
+ *   per netdev tx queue N: txN_busy (VNIC_TX_BUSY answers), txN_wakes,
+ *   txN_done, txN_done_dropped (tx_done calls, by status);
+ *   per netdev rx queue N, "out" (written to the TAP, the kernel's receive):
+ *   outN_packets, outN_bytes, outN_gso_packets, outN_csum_partial,
+ *   outN_data_valid, outN_drop_again (EAGAIN), outN_drop_down (EIO),
+ *   outN_drop_error (any other write error), outN_drop_bad_meta
+ *   (vnic_vnet_build refused it), outN_drop_stopped (after vnic_tap_stop),
+ *   outN_short_writes.
+ *
+ * Threads: the readers on the tx cpu, the writers on the rx cpus (possibly
+ * others), start/stop/counters/set_mirror from any thread.
+ * ------------------------------------------------------------------------- */
+
+enum {
+	VNIC_TAP_MAX_QUEUES = 16,	/* as struct vnic_netdev's tx_cpu[] */
+	VNIC_TAP_DEFAULT_BATCH = 64,
+};
+
+struct vnic_tap_config {
+	const char *ifname;	/* NULL or "" = the kernel picks "tapN" */
+	unsigned int queues;	/* fds with IFF_MULTI_QUEUE; 0 = the netdev's tx queue count */
+	bool no_vnet_hdr;	/* for tests: plain frames, no offloads; default uses it */
+	uint32_t batch;		/* max packets per read burst; 0 = 64 */
+};
+
+/* The direction a mirrored frame travelled. */
+enum vnic_tap_dir {
+	VNIC_TAP_DIR_IN = 0,	/* read from the TAP: the kernel sent it */
+	VNIC_TAP_DIR_OUT = 1,	/* written to the TAP: the kernel receives it */
+};
+
+/* frame[0..len) without the vnet header; dir is enum vnic_tap_dir. */
+typedef void (*vnic_tap_mirror_fn)(void *ctx, const uint8_t *frame, uint32_t len, int dir);
+
+struct vnic_tap;
+
+/*
+ * Before the cpus start (see the lifecycle above). Opens /dev/net/tun
+ * (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR, IFF_MULTI_QUEUE when queues > 1)
+ * cfg->queues times, sets a 12-byte vnet header and the netdev's MAC and MTU,
+ * registers a poller and the fd of each queue on vnic_netdev_tx_cpu(dev, q)
+ * and attaches as dev's host (vnic_netdev_attach). Reads go into pool's
+ * packets, which must hold an MTU frame (and 64 KiB superpackets for the TSO
+ * offloads to be offered; see vnic_tap_offloads). cfg NULL = defaults.
+ * 0 or -errno:
+ *   -ENOENT  no /dev/net/tun (no tun module, or a container without it)
+ *   -EPERM   not allowed to create a TAP: needs root or CAP_NET_ADMIN
+ *   -EBUSY   an interface of that name exists already
+ *   -EINVAL  bad config (queues over VNIC_TAP_MAX_QUEUES or the netdev's,
+ *            queues on different tx cpus, pool too small, dev has a host)
+ *   -ENOSPC  no poller or fd slot left on a cpu; -ENOMEM; or what the
+ *            tun ioctls return.
+ */
+int vnic_tap_create(struct vnic_tap **tap, struct vnic_netdev *dev, struct vnic_pkt_pool *pool,
+		    const struct vnic_tap_config *cfg);
+/*
+ * After the driver is open (the netdev's features, MTU and queue counts are
+ * the negotiated ones only then). Any thread. Sets TUNSETOFFLOAD from
+ * dev->features (vnic_tap_offloads; USO is asked for only if this kernel
+ * knows it, and dropped if it refuses), the MTU again if it changed (best
+ * effort: the TAP may have moved to another namespace), detaches TAP queues
+ * beyond the netdev's tx queue count (TUNSETQUEUE), and starts reading.
+ * Also restarts a stopped TAP. 0 or -errno (what TUNSETOFFLOAD returns).
+ */
+int vnic_tap_start(struct vnic_tap *tap);
+/*
+ * Any thread: reading stops (each queue stops watching its fd at its next
+ * run, and gives back what it kept), packets delivered from now on are
+ * dropped (outN_drop_stopped). Packets already handed to xmit are the
+ * NIC's. Call it before vnic_drv_close, so nothing is refused meanwhile.
+ */
+void vnic_tap_stop(struct vnic_tap *tap);
+/*
+ * Cpus stopped (or never started). Frees kept packets to the pool, closes the
+ * fds (the interface goes away), detaches from the netdev. Its pollers stay
+ * registered on the cpus (core has no removal): they must not run again.
+ */
+void vnic_tap_destroy(struct vnic_tap *tap);
+/* The interface's name ("tap0"). */
+const char *vnic_tap_ifname(const struct vnic_tap *tap);
+/* The fd of TAP queue q, -1 if none. For tests and diagnostics only. */
+int vnic_tap_fd(const struct vnic_tap *tap, unsigned int q);
+/* See "Counters" above. Any thread; values may be stale. */
+unsigned int vnic_tap_counters(const struct vnic_tap *tap, struct vnic_counter *out,
+			       unsigned int max);
+/*
+ * A copy of every frame read (before validation, so drops show too) and
+ * written (after the header is built), for pcap. Called on the tx cpu (in)
+ * and on the rx cpus (out), possibly at the same time: fn serialises itself.
+ * NULL = off. Any thread; a call already under way may still finish after
+ * the switch, so keep ctx valid until the cpus are stopped.
+ */
+void vnic_tap_set_mirror(struct vnic_tap *tap, vnic_tap_mirror_fn fn, void *ctx);
+/*
+ * TUNSETOFFLOAD bits (TUN_F_*) for netdev features: TUN_F_CSUM with
+ * VNIC_NETIF_F_CSUM; with it, TUN_F_TSO4/TSO6 (+TSO_ECN) with TSO4/TSO6 and
+ * TUN_F_USO4|USO6 with USO, the GSO ones only if big_bufs: superpackets
+ * fit. vnic_tap_start passes big_bufs when a pool packet holds
+ * VNIC_PKT_MAX_LEN bytes and the netdev's gso_max_size is at least 64 KiB,
+ * the TAP's own limit (a smaller one would need IFLA_GSO_MAX_SIZE set on
+ * the TAP by rtnetlink, which is left out: such a netdev gets checksum
+ * offload only).
+ */
+unsigned int vnic_tap_offloads(uint32_t features, bool big_bufs);
+
+/* ---------------------------------------------------------------------------
+ * AF_PACKET backing wire (afpacket.c)
+ *
+ * A struct vnic_wire on a real interface, so a device transmits onto and
+ * receives from a real (or veth) link instead of a cable end. One packet
+ * socket bound to the interface, promiscuous, PACKET_QDISC_BYPASS.
+ *   rx: a TPACKET_V3 ring (blocks retired after 1 ms at the latest); the
+ *       socket's fd is registered with rx_cpu (vnic_cpu_add_fd) to a poller
+ *       that, while the receiver's irq is armed, disarms it and calls
+ *       wire->notify (the device's NAPI schedule). rx_peek hands out the
+ *       frames of the current block as packets wrapping the ring memory (no
+ *       copy); rx_release gives blocks back to the kernel.
+ *   tx: slots are packets of a pool of frame_size bytes; tx_commit sends the
+ *       committed frames with sendmmsg batches. The socket is non-blocking:
+ *       frames the kernel refuses (ENOBUFS, EAGAIN) are dropped and counted,
+ *       like a full NIC ring.
+ * Frames on a wire are plain MTU frames, so no PACKET_VNET_HDR: a vnet
+ * header would only help to receive GRO'd frames, which a wire cannot carry.
+ * The backing interface should have its receive offloads off (ethtool -K IF
+ * gro off lro off): an aggregated frame larger than frame_size is dropped
+ * and counted (rx_drop_too_big), never truncated. What the kernel changes
+ * on receive is undone: a VLAN tag it took out is put back inline, and a
+ * checksum left partial by a local sender (TP_STATUS_CSUMNOTREADY, e.g. on
+ * a veth) is completed (rx_csum_fixed). Frames the interface transmits
+ * (PACKET_OUTGOING) are not received. Frames carry no Ethernet FCS.
+ * The device's rx poll and the notification run on rx_cpu; tx runs on the
+ * device's tx cpu. Both ends of the protocol (one producer, one consumer)
+ * as for the cable.
+ * ------------------------------------------------------------------------- */
+
+struct vnic_afpacket_stats {
+	uint64_t rx_frames;		/* handed to the device */
+	uint64_t rx_bytes;
+	uint64_t rx_drop_too_big;	/* longer than frame_size (GRO on the interface) */
+	uint64_t rx_drop_truncated;	/* the ring cut it (snaplen) */
+	uint64_t rx_kernel_drops;	/* tp_drops: the ring was full */
+	uint64_t rx_blocks;		/* ring blocks consumed */
+	uint64_t rx_notifies;
+	uint64_t rx_csum_fixed;		/* partial checksums completed here */
+	uint64_t tx_frames;		/* accepted by the kernel */
+	uint64_t tx_bytes;
+	uint64_t tx_drop_mtu;		/* longer than the MTU, or a runt */
+	uint64_t tx_drop_kernel;	/* sendmmsg refused it (ENOBUFS, EAGAIN, ...) */
+	uint64_t tx_syscalls;		/* sendmmsg calls */
+	uint64_t tx_full;		/* reserve calls that got fewer slots than asked */
+};
+
+/*
+ * Opens the wire on ifname (which must exist and be up) for frames of
+ * mtu + 14 + 4 bytes at most. rx_cpu is the receiving device's cpu: call
+ * before it starts (the fd is registered on it), then vnic_dev_create on
+ * the returned wire with that cpu. 0 or -errno: -ENODEV (no such interface),
+ * -EPERM (needs root or CAP_NET_RAW), -EINVAL (mtu), -ENOMEM, -ENOSPC
+ * (cpu's poller or fd slots), or what socket/setsockopt/bind return.
+ */
+int vnic_afpacket_create(struct vnic_wire **w, const char *ifname, uint32_t mtu,
+			 struct vnic_cpu *rx_cpu);
+/* rx_cpu stopped (or never run) and nothing transmitting: closes and frees. */
+void vnic_afpacket_destroy(struct vnic_wire *w);
+/* Any thread; values may be stale. */
+void vnic_afpacket_stats(const struct vnic_wire *w, struct vnic_afpacket_stats *st);
+/* The same as counters ("rx_frames", ...). */
+unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_counter *out,
+				    unsigned int max);
 
 #endif /* VNIC_PORT_H */

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A struct vnic_wire on a real interface: one AF_PACKET socket (contract in
+ * port.h).
+ *
+ * rx: TPACKET_V3. The kernel fills blocks of frames and hands a block over
+ * (block_status TP_STATUS_USER) when it is full or after the retire timeout;
+ * we hand it back (TP_STATUS_KERNEL) when the device has released every
+ * frame in it. The device peeks frames in place (packets wrapping the ring
+ * memory, no copy: the device copies each into a posted rx buffer anyway).
+ * V3 trades latency for fewer wake-ups: a lone frame waits for the block
+ * timeout (1 ms, the smallest) before anyone sees it; under load blocks fill
+ * and retire at once. Requests/responses that need tens of microseconds
+ * would want TPACKET_V2 (per-frame status) or AF_XDP instead.
+ *
+ * Notification: the socket's fd is registered with the receiving device's
+ * cpu. While the device's rx irq is armed the fd is watched; the poller run
+ * when a block is ready disarms it and calls wire->notify (the device's
+ * NAPI schedule). epoll is level-triggered, so a block that became ready
+ * between the device's last peek and its re-arm is reported by the next
+ * epoll look, and pending() checks the ring as well.
+ *
+ * tx: the device reserves slots (packets of our pool), writes frames into
+ * them and commits; commit sends them by sendmmsg in batches and the slots
+ * are free again at once (the kernel copied them). PACKET_QDISC_BYPASS: the
+ * device below us has its own queues and BQL; a qdisc would only add a
+ * second one.
+ *
+ * Where AF_XDP goes later: struct afp_wire below is what the ops work on;
+ * an AF_XDP backend is another struct embedding a struct vnic_wire with the
+ * same ops shape: tx_reserve hands out UMEM frames (wrapped as packets, as
+ * rx_peek does here), tx_commit fills the TX ring and kicks with sendto,
+ * rx_peek walks the RX ring, rx_release refills the FILL ring, and the
+ * notification is the same fd-on-cpu scheme (the xsk fd is pollable).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "port.h"
+
+enum {
+	AFP_BLOCK_SIZE = 1 << 17, /* 128 KiB: even a 64 KiB frame fits whole */
+	AFP_BLOCK_NR = 32,
+	AFP_FRAME_SIZE = 2048, /* V3 ignores it but for the ring's sanity checks */
+	AFP_RETIRE_TOV_MS = 1,
+	AFP_RX_SHELLS = 64,		  /* frames one peek may return */
+	AFP_TX_SLOTS = VNIC_GSO_MAX_SEGS, /* a device reserves up to a superpacket's segments */
+	AFP_TX_BATCH = 64,		  /* frames per sendmmsg */
+	AFP_MIN_MTU = 68,
+};
+
+struct afp_rx_stats {
+	uint64_t frames, bytes, drop_too_big, drop_truncated, kernel_drops, blocks, notifies,
+		csum_fixed;
+};
+
+struct afp_tx_stats {
+	uint64_t frames, bytes, drop_mtu, drop_kernel, syscalls, full;
+};
+
+struct afp_wire {
+	struct vnic_wire wire;
+	int fd;
+	int ifindex;
+	struct vnic_cpu *cpu;
+
+	/* rx: the receiving device's cpu only */
+	struct vnic_poller poller vnic_cacheline_aligned;
+	uint8_t *ring;
+	size_t ring_len;
+	uint32_t blk;	   /* block the cursor is in */
+	uint32_t blk_left; /* frames of it not yet released; 0: not ours yet */
+	uint8_t *cur;	   /* next frame to release */
+	unsigned int peeked;
+	bool armed;
+	uint32_t watching;
+	struct afp_rx_stats rx;
+	struct vnic_pkt shells[AFP_RX_SHELLS];
+	char name[IFNAMSIZ + 8];
+
+	/* tx: the transmitting device's cpu only */
+	struct vnic_pkt_pool pool vnic_cacheline_aligned;
+	struct vnic_pkt *slots[AFP_TX_SLOTS];
+	unsigned int reserved;
+	struct mmsghdr msgs[AFP_TX_BATCH];
+	struct iovec iovs[AFP_TX_BATCH];
+	struct afp_tx_stats tx;
+};
+
+static struct afp_wire *to_afp(struct vnic_wire *w)
+{
+	return vnic_container_of(w, struct afp_wire, wire);
+}
+
+static void ctr_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static uint64_t ctr_get(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/* ---- the ring: every ordering with the kernel is here ------------------------- */
+
+static struct tpacket_block_desc *block(struct afp_wire *a, uint32_t i)
+{
+	return (struct tpacket_block_desc *)(void *)(a->ring + (size_t)i * AFP_BLOCK_SIZE);
+}
+
+/* The kernel wrote the block (smp_wmb) before setting TP_STATUS_USER: acquire. */
+static bool block_ready(struct tpacket_block_desc *b)
+{
+	return __atomic_load_n(&b->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER;
+}
+
+/* Our reads of the block happen before the kernel may refill it: release. */
+static void block_return(struct tpacket_block_desc *b)
+{
+	__atomic_store_n(&b->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+}
+
+/* ---- rx cursor --------------------------------------------------------------- */
+
+/* Makes the cursor point at a frame we own; false if none is ready. */
+static bool cursor_load(struct afp_wire *a)
+{
+	while (!a->blk_left) {
+		struct tpacket_block_desc *b = block(a, a->blk);
+		uint32_t n, first;
+
+		if (!block_ready(b))
+			return false;
+		n = b->hdr.bh1.num_pkts;
+		first = b->hdr.bh1.offset_to_first_pkt;
+		ctr_add(&a->rx.blocks, 1);
+		if (!n || first >= AFP_BLOCK_SIZE) {
+			block_return(b);
+			a->blk = (a->blk + 1) % AFP_BLOCK_NR;
+			continue;
+		}
+		a->blk_left = n;
+		a->cur = (uint8_t *)b + first;
+	}
+	return true;
+}
+
+/* The frame after f in its block, or NULL at the block's end (or a bad offset). */
+static uint8_t *frame_next(struct afp_wire *a, uint8_t *f, uint32_t left)
+{
+	const struct tpacket3_hdr *h = (const void *)f;
+	uint8_t *base = (uint8_t *)block(a, a->blk);
+
+	if (left <= 1 || !h->tp_next_offset)
+		return NULL;
+	if ((size_t)(f - base) + h->tp_next_offset + TPACKET3_HDRLEN > AFP_BLOCK_SIZE)
+		return NULL;
+	return f + h->tp_next_offset;
+}
+
+/* Releases the frame under the cursor, and its block after its last frame. */
+static void cursor_advance(struct afp_wire *a)
+{
+	uint8_t *next = frame_next(a, a->cur, a->blk_left);
+
+	a->blk_left--;
+	if (next && a->blk_left) {
+		a->cur = next;
+		return;
+	}
+	block_return(block(a, a->blk));
+	a->blk_left = 0;
+	a->blk = (a->blk + 1) % AFP_BLOCK_NR;
+}
+
+enum take { TAKE_OK, TAKE_OUTGOING, TAKE_TRUNCATED, TAKE_TOO_BIG };
+
+/*
+ * Whether frame f goes to the device; fills shell if so. No counting here:
+ * a peek may look at the same frame again. A frame the kernel hands up with
+ * its checksum not yet computed (CSUMNOTREADY: a local sender with checksum
+ * offload on a veth) gets it computed here, once.
+ */
+static enum take frame_take(struct afp_wire *a, uint8_t *f, struct vnic_pkt *shell)
+{
+	struct tpacket3_hdr *h = (void *)f;
+	const struct sockaddr_ll *sll = (const void *)(f + TPACKET_ALIGN(sizeof(*h)));
+	uint8_t *base = (uint8_t *)block(a, a->blk);
+	size_t off = (size_t)(f - base);
+
+	/* our own and the host's transmissions are leaving the wire, not arriving */
+	if (sll->sll_pkttype == PACKET_OUTGOING)
+		return TAKE_OUTGOING;
+	if (h->tp_mac + (size_t)h->tp_snaplen > AFP_BLOCK_SIZE - off || h->tp_snaplen < h->tp_len)
+		return TAKE_TRUNCATED;
+	/* GRO or LRO on the interface, or a larger MTU: never truncate */
+	if (h->tp_len > a->wire.frame_size)
+		return TAKE_TOO_BIG;
+	/*
+	 * The kernel took the VLAN tag out of the frame (it was accelerated or
+	 * untagged on receive); a wire carries it inline. PACKET_RESERVE left
+	 * room in front of the MAC header to put it back.
+	 */
+	if (h->tp_status & TP_STATUS_VLAN_VALID) {
+		uint16_t tpid = h->tp_status & TP_STATUS_VLAN_TPID_VALID ? h->hv1.tp_vlan_tpid
+									 : VNIC_ETH_P_8021Q;
+		uint8_t *mac = f + h->tp_mac;
+
+		if (h->tp_mac < TPACKET3_HDRLEN + VNIC_VLAN_HLEN || h->tp_snaplen < 12)
+			return TAKE_TRUNCATED;
+		memmove(mac - VNIC_VLAN_HLEN, mac, 12);
+		mac[8] = (uint8_t)(tpid >> 8);
+		mac[9] = (uint8_t)tpid;
+		mac[10] = (uint8_t)(h->hv1.tp_vlan_tci >> 8);
+		mac[11] = (uint8_t)h->hv1.tp_vlan_tci;
+		h->tp_mac -= VNIC_VLAN_HLEN;
+		h->tp_snaplen += VNIC_VLAN_HLEN;
+		h->tp_len += VNIC_VLAN_HLEN;
+		h->tp_status &= ~(uint32_t)(TP_STATUS_VLAN_VALID | TP_STATUS_VLAN_TPID_VALID);
+		if (h->tp_len > a->wire.frame_size)
+			return TAKE_TOO_BIG;
+	}
+	memset(shell, 0, sizeof(*shell));
+	shell->head = f;
+	shell->data = f + h->tp_mac;
+	shell->len = h->tp_snaplen;
+	shell->buf_size = (uint32_t)(AFP_BLOCK_SIZE - off);
+	if (h->tp_status & TP_STATUS_CSUMNOTREADY) {
+		struct vnic_hdrs hdrs;
+
+		if (vnic_parse_frame(shell->data, shell->len, &hdrs) == VNIC_PARSE_OK &&
+		    vnic_csum_l4_set(shell->data, &hdrs) == 0)
+			ctr_add(&a->rx.csum_fixed, 1);
+		h->tp_status &= ~(uint32_t)TP_STATUS_CSUMNOTREADY;
+	}
+	return TAKE_OK;
+}
+
+/* A frame the device never sees, released as it leads: counted once, here. */
+static void skip_frame(struct afp_wire *a, enum take why)
+{
+	if (why == TAKE_TRUNCATED)
+		ctr_add(&a->rx.drop_truncated, 1);
+	else if (why == TAKE_TOO_BIG)
+		ctr_add(&a->rx.drop_too_big, 1);
+	cursor_advance(a);
+}
+
+static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, unsigned int n)
+{
+	struct afp_wire *a = to_afp(w);
+	unsigned int got = 0;
+	uint32_t left;
+	uint8_t *f;
+
+	if (n > AFP_RX_SHELLS)
+		n = AFP_RX_SHELLS;
+	a->peeked = 0;
+	/* frames the device never sees are released while they lead */
+	for (;;) {
+		enum take why;
+
+		if (!n || !cursor_load(a))
+			return 0;
+		why = frame_take(a, a->cur, &a->shells[0]);
+		if (why == TAKE_OK)
+			break;
+		skip_frame(a, why);
+	}
+	/* then good frames up to the first one it would not see, in this block */
+	frames[got++] = &a->shells[0];
+	f = a->cur;
+	left = a->blk_left;
+	while (got < n && (f = frame_next(a, f, left)) != NULL) {
+		left--;
+		if (frame_take(a, f, &a->shells[got]) != TAKE_OK)
+			break;
+		frames[got] = &a->shells[got];
+		got++;
+	}
+	a->peeked = got;
+	return got;
+}
+
+static void afp_rx_release(struct vnic_wire *w, unsigned int n)
+{
+	struct afp_wire *a = to_afp(w);
+	uint64_t bytes = 0;
+	unsigned int i;
+
+	if (n > a->peeked)
+		n = a->peeked;
+	for (i = 0; i < n; i++) {
+		bytes += a->shells[i].len;
+		cursor_advance(a);
+	}
+	a->peeked = 0;
+	ctr_add(&a->rx.frames, n);
+	ctr_add(&a->rx.bytes, bytes);
+}
+
+static bool rx_ready(struct afp_wire *a)
+{
+	return a->blk_left || block_ready(block(a, a->blk));
+}
+
+/* Nothing is ever in flight but not ready: ready now (1) or nothing (0). */
+static uint64_t afp_rx_next_ns(struct vnic_wire *w)
+{
+	return rx_ready(to_afp(w)) ? 1 : 0;
+}
+
+/* ---- notification -------------------------------------------------------------- */
+
+static void watch(struct afp_wire *a, uint32_t events)
+{
+	if (a->watching != events && vnic_cpu_mod_fd(a->cpu, a->fd, events) == 0)
+		a->watching = events;
+}
+
+/* irq ops: called by the device's NAPI on its cpu, which is ours (rx_cpu). */
+static void afp_irq_enable(void *ctx)
+{
+	struct afp_wire *a = to_afp(ctx);
+
+	a->armed = true;
+	watch(a, EPOLLIN);
+}
+
+static void afp_irq_disable(void *ctx)
+{
+	struct afp_wire *a = to_afp(ctx);
+
+	a->armed = false;
+	watch(a, 0);
+}
+
+static bool afp_irq_pending(void *ctx)
+{
+	return rx_ready(to_afp(ctx));
+}
+
+static const struct vnic_irq_ops afp_irq_ops = {
+	.enable = afp_irq_enable,
+	.disable = afp_irq_disable,
+	.pending = afp_irq_pending,
+};
+
+/* The "interrupt": a block is ready and the receiver sleeps. */
+static int afp_notify_poll(struct vnic_poller *p, int budget)
+{
+	struct afp_wire *a = vnic_container_of(p, struct afp_wire, poller);
+
+	(void)budget;
+	if (!a->armed) {
+		watch(a, 0);
+		return 0;
+	}
+	a->armed = false;
+	watch(a, 0);
+	ctr_add(&a->rx.notifies, 1);
+	if (a->wire.notify)
+		a->wire.notify(a->wire.notify_ctx);
+	return 0;
+}
+
+/* ---- tx ---------------------------------------------------------------------- */
+
+static unsigned int afp_tx_reserve(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n)
+{
+	struct afp_wire *a = to_afp(w);
+	unsigned int i;
+
+	/* every slot is free between calls: commit sends synchronously */
+	if (n > AFP_TX_SLOTS) {
+		ctr_add(&a->tx.full, 1);
+		n = AFP_TX_SLOTS;
+	}
+	for (i = 0; i < n; i++) {
+		vnic_pkt_reset(a->slots[i]);
+		out[i] = a->slots[i];
+	}
+	a->reserved = n;
+	return n;
+}
+
+static bool tx_frame_ok(const struct afp_wire *a, const struct vnic_pkt *pkt)
+{
+	uint64_t off = (uint64_t)(pkt->data - pkt->head);
+	uint32_t l2 = VNIC_ETH_HLEN;
+	uint16_t type;
+
+	if (pkt->data < pkt->head || off + pkt->len > pkt->buf_size || pkt->len < VNIC_ETH_HLEN)
+		return false;
+	type = (uint16_t)(pkt->data[12] << 8 | pkt->data[13]);
+	if (type == VNIC_ETH_P_8021Q || type == VNIC_ETH_P_8021AD)
+		l2 += VNIC_VLAN_HLEN;
+	return pkt->len <= a->wire.mtu + l2;
+}
+
+/* Sends msgs[0..n); a frame the kernel refuses is dropped and the rest go on. */
+static void send_batch(struct afp_wire *a, unsigned int n)
+{
+	unsigned int done = 0;
+	uint64_t bytes = 0, sent = 0;
+
+	while (done < n) {
+		int r = sendmmsg(a->fd, a->msgs + done, n - done, MSG_DONTWAIT);
+
+		ctr_add(&a->tx.syscalls, 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ENOBUFS, EAGAIN, ENETDOWN: a full or dead link drops, as a NIC would */
+			ctr_add(&a->tx.drop_kernel, 1);
+			done++;
+			continue;
+		}
+		for (int i = 0; i < r; i++)
+			bytes += a->msgs[done + (unsigned int)i].msg_len;
+		sent += (unsigned int)r;
+		done += (unsigned int)r;
+	}
+	ctr_add(&a->tx.frames, sent);
+	ctr_add(&a->tx.bytes, bytes);
+}
+
+static void afp_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n,
+			  unsigned int reserved)
+{
+	struct afp_wire *a = to_afp(w);
+	unsigned int i, m = 0;
+
+	(void)out;
+	(void)reserved;
+	/* our own record of the slots is used; out[] only says how many */
+	if (n > a->reserved)
+		n = a->reserved;
+	a->reserved = 0;
+	for (i = 0; i < n; i++) {
+		struct vnic_pkt *pkt = a->slots[i];
+
+		if (vnic_unlikely(!tx_frame_ok(a, pkt))) {
+			ctr_add(&a->tx.drop_mtu, 1);
+			continue;
+		}
+		a->iovs[m].iov_base = pkt->data;
+		a->iovs[m].iov_len = pkt->len;
+		if (++m == AFP_TX_BATCH) {
+			send_batch(a, m);
+			m = 0;
+		}
+	}
+	if (m)
+		send_batch(a, m);
+}
+
+static const struct vnic_wire_ops afp_wire_ops = {
+	.tx_reserve = afp_tx_reserve,
+	.tx_commit = afp_tx_commit,
+	.rx_peek = afp_rx_peek,
+	.rx_release = afp_rx_release,
+	.rx_next_ns = afp_rx_next_ns,
+	.rx_irq = &afp_irq_ops,
+};
+
+/* ---- setup ------------------------------------------------------------------- */
+
+static int sockopt_int(int fd, int opt, int v)
+{
+	return setsockopt(fd, SOL_PACKET, opt, &v, sizeof(v)) < 0 ? -errno : 0;
+}
+
+static int open_socket(struct afp_wire *a)
+{
+	struct tpacket_req3 req = {
+		.tp_block_size = AFP_BLOCK_SIZE,
+		.tp_block_nr = AFP_BLOCK_NR,
+		.tp_frame_size = AFP_FRAME_SIZE,
+		.tp_frame_nr = AFP_BLOCK_SIZE / AFP_FRAME_SIZE * AFP_BLOCK_NR,
+		.tp_retire_blk_tov = AFP_RETIRE_TOV_MS,
+	};
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+		.sll_ifindex = a->ifindex,
+	};
+	struct packet_mreq mr = {.mr_ifindex = a->ifindex, .mr_type = PACKET_MR_PROMISC};
+	int err;
+
+	/* protocol 0: nothing arrives before bind, so the ring starts clean */
+	a->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (a->fd < 0)
+		return errno == EACCES ? -EPERM : -errno;
+	err = sockopt_int(a->fd, PACKET_VERSION, TPACKET_V3);
+	if (err)
+		return err;
+	/* room in front of each frame for a VLAN tag the kernel took out */
+	err = sockopt_int(a->fd, PACKET_RESERVE, VNIC_VLAN_HLEN);
+	if (err)
+		return err;
+	if (setsockopt(a->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+		return -errno;
+	a->ring_len = (size_t)AFP_BLOCK_SIZE * AFP_BLOCK_NR;
+	a->ring = mmap(NULL, a->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+	if (a->ring == MAP_FAILED) {
+		a->ring = NULL;
+		return -errno;
+	}
+	/* older kernels lack it; frame_take() filters outgoing frames anyway */
+	sockopt_int(a->fd, PACKET_IGNORE_OUTGOING, 1);
+	err = sockopt_int(a->fd, PACKET_QDISC_BYPASS, 1);
+	if (err)
+		return err;
+	if (bind(a->fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)
+		return -errno;
+	if (setsockopt(a->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr)) < 0)
+		return -errno;
+	return 0;
+}
+
+static void tx_init_msgs(struct afp_wire *a)
+{
+	for (unsigned int i = 0; i < AFP_TX_BATCH; i++) {
+		memset(&a->msgs[i], 0, sizeof(a->msgs[i]));
+		a->msgs[i].msg_hdr.msg_iov = &a->iovs[i];
+		a->msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+}
+
+static void afp_free(struct afp_wire *a)
+{
+	if (a->ring)
+		munmap(a->ring, a->ring_len);
+	if (a->fd >= 0)
+		close(a->fd);
+	if (a->pool.count)
+		vnic_pkt_pool_fini(&a->pool);
+	free(a);
+}
+
+int vnic_afpacket_create(struct vnic_wire **w, const char *ifname, uint32_t mtu,
+			 struct vnic_cpu *rx_cpu)
+{
+	struct afp_wire *a;
+	int err;
+
+	if (!w || !ifname || !rx_cpu)
+		return -EINVAL;
+	*w = NULL;
+	if (mtu < AFP_MIN_MTU || mtu > VNIC_CABLE_MAX_MTU)
+		return -EINVAL;
+	a = aligned_alloc(VNIC_CACHELINE, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	memset(a, 0, sizeof(*a));
+	a->fd = -1;
+	a->cpu = rx_cpu;
+	a->wire.ops = &afp_wire_ops;
+	a->wire.priv = a;
+	a->wire.mtu = mtu;
+	a->wire.frame_size = mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
+	a->ifindex = (int)if_nametoindex(ifname);
+	if (!a->ifindex) {
+		err = -ENODEV;
+		goto err_free;
+	}
+	err = open_socket(a);
+	if (err)
+		goto err_free;
+	err = vnic_pkt_pool_init(&a->pool, AFP_TX_SLOTS, a->wire.frame_size, 0);
+	if (err)
+		goto err_free;
+	if (vnic_pkt_alloc_bulk(&a->pool, a->slots, AFP_TX_SLOTS) != AFP_TX_SLOTS) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	tx_init_msgs(a);
+	snprintf(a->name, sizeof(a->name), "afp-%s", ifname);
+	err = vnic_cpu_add(rx_cpu, &a->poller, a->name, afp_notify_poll);
+	if (err)
+		goto err_free;
+	/* watched only while the receiver's irq is armed */
+	err = vnic_cpu_add_fd(rx_cpu, a->fd, 0, &a->poller);
+	if (err)
+		goto err_free;
+	*w = &a->wire;
+	return 0;
+
+err_free:
+	afp_free(a);
+	return err;
+}
+
+void vnic_afpacket_destroy(struct vnic_wire *w)
+{
+	if (w)
+		afp_free(to_afp(w));
+}
+
+void vnic_afpacket_stats(const struct vnic_wire *w, struct vnic_afpacket_stats *st)
+{
+	struct afp_wire *a = vnic_container_of((struct vnic_wire *)w, struct afp_wire, wire);
+	struct tpacket_stats_v3 ks;
+	socklen_t len = sizeof(ks);
+
+	/* the kernel's ring-full drops; reading them resets them: accumulate */
+	memset(&ks, 0, sizeof(ks));
+	if (getsockopt(a->fd, SOL_PACKET, PACKET_STATISTICS, &ks, &len) == 0 && ks.tp_drops)
+		__atomic_fetch_add(&a->rx.kernel_drops, ks.tp_drops, __ATOMIC_RELAXED);
+	memset(st, 0, sizeof(*st));
+	st->rx_frames = ctr_get(&a->rx.frames);
+	st->rx_bytes = ctr_get(&a->rx.bytes);
+	st->rx_drop_too_big = ctr_get(&a->rx.drop_too_big);
+	st->rx_drop_truncated = ctr_get(&a->rx.drop_truncated);
+	st->rx_kernel_drops = ctr_get(&a->rx.kernel_drops);
+	st->rx_blocks = ctr_get(&a->rx.blocks);
+	st->rx_notifies = ctr_get(&a->rx.notifies);
+	st->rx_csum_fixed = ctr_get(&a->rx.csum_fixed);
+	st->tx_frames = ctr_get(&a->tx.frames);
+	st->tx_bytes = ctr_get(&a->tx.bytes);
+	st->tx_drop_mtu = ctr_get(&a->tx.drop_mtu);
+	st->tx_drop_kernel = ctr_get(&a->tx.drop_kernel);
+	st->tx_syscalls = ctr_get(&a->tx.syscalls);
+	st->tx_full = ctr_get(&a->tx.full);
+}
+
+unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_counter *out,
+				    unsigned int max)
+{
+	struct vnic_afpacket_stats st;
+	unsigned int n = 0;
+
+	vnic_afpacket_stats(w, &st);
+#define C(f)                                                                                       \
+	do {                                                                                       \
+		if (n < max) {                                                                     \
+			snprintf(out[n].name, sizeof(out[n].name), "%s", #f);                      \
+			out[n].value = st.f;                                                       \
+		}                                                                                  \
+		n++;                                                                               \
+	} while (0)
+	C(rx_frames);
+	C(rx_bytes);
+	C(rx_drop_too_big);
+	C(rx_drop_truncated);
+	C(rx_kernel_drops);
+	C(rx_blocks);
+	C(rx_notifies);
+	C(rx_csum_fixed);
+	C(tx_frames);
+	C(tx_bytes);
+	C(tx_drop_mtu);
+	C(tx_drop_kernel);
+	C(tx_syscalls);
+	C(tx_full);
+#undef C
+	return n;
+}

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The TAP port's datapath (contract in port.h): reading is xmit, writing is
+ * delivery.
+ *
+ * Per frame read: one readv (vnet header + frame straight into a pool
+ * packet), the header check and conversion, one parse, one RSS hash, one
+ * xmit. Per frame written: one writev and a free. No allocation or lock;
+ * the syscall per frame is the floor of the TAP interface (refs/baselines.md:
+ * batching reads until EAGAIN gained nothing measurable, with TSO about two
+ * frames come per burst, so a burst is simply "until EAGAIN or batch").
+ *
+ * xmit_more: each tx queue's last packet is held until the next packet for
+ * that queue is read (then the held one goes with xmit_more) or the burst
+ * ends (then it goes without: the doorbell). The cost is that a packet
+ * waits for one more readv before it is handed over.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "tap_int.h"
+
+static void mirror(struct vnic_tap *tap, const struct vnic_pkt *pkt, int dir)
+{
+	vnic_tap_mirror_fn fn = atomic_load_explicit(&tap->mirror_fn, memory_order_acquire);
+
+	if (vnic_unlikely(fn != NULL))
+		fn(atomic_load_explicit(&tap->mirror_ctx, memory_order_relaxed), pkt->data,
+		   pkt->len, dir);
+}
+
+static void watch(struct tap_queue *tq, uint32_t events)
+{
+	if (tq->watching == events)
+		return;
+	/* Cannot fail for a registered fd but with ENOMEM; then keep the old state. */
+	if (vnic_cpu_mod_fd(tq->cpu, tq->fd, events) == 0)
+		tq->watching = events;
+}
+
+static bool queue_stopped(const struct vnic_tap *tap, unsigned int t)
+{
+	const struct vnic_netdev *dev = tap->dev;
+
+	return dev->ops->tx_stopped && dev->ops->tx_stopped((struct vnic_netdev *)dev, t);
+}
+
+/* ---- transmit --------------------------------------------------------------- */
+
+/* One packet to the NIC; false if refused (it is then kept as stalled[t]). */
+static bool send_one(struct tap_queue *tq, unsigned int t, struct vnic_pkt *pkt, bool more)
+{
+	struct vnic_tap *tap = tq->tap;
+
+	if (vnic_likely(vnic_netdev_xmit(tap->dev, t, pkt, more) == VNIC_TX_OK)) {
+		if (more)
+			tap_ctr_inc(&tq->st.xmit_more);
+		return true;
+	}
+	tap_ctr_inc(&tap->tx[t].busy);
+	tq->stalled[t] = pkt;
+	tq->nstalled++;
+	return false;
+}
+
+/* The packet before pkt for queue t goes now, with xmit_more; pkt waits. */
+static void enqueue(struct tap_queue *tq, unsigned int t, struct vnic_pkt *pkt)
+{
+	struct vnic_pkt *prev = tq->held[t];
+
+	tq->held[t] = pkt;
+	tq->held_mask |= 1u << t;
+	if (prev)
+		send_one(tq, t, prev, true);
+}
+
+/* End of burst: each queue's last packet rings its doorbell. */
+static void flush_held(struct tap_queue *tq)
+{
+	uint32_t m = tq->held_mask, keep = 0;
+
+	for (; m; m &= m - 1) {
+		unsigned int t = (unsigned int)__builtin_ctz(m);
+		struct vnic_pkt *pkt = tq->held[t];
+
+		if (tq->stalled[t]) {
+			keep |= 1u << t; /* waits behind the refused one */
+			continue;
+		}
+		tq->held[t] = NULL;
+		send_one(tq, t, pkt, false);
+	}
+	tq->held_mask = keep;
+}
+
+/*
+ * Backpressure ends: what was kept goes first, in order. Returns true when
+ * nothing is kept any more.
+ */
+static bool resend_stalled(struct tap_queue *tq)
+{
+	struct vnic_tap *tap = tq->tap;
+	unsigned int t;
+
+	for (t = 0; t < VNIC_TAP_MAX_QUEUES && tq->nstalled; t++) {
+		struct vnic_pkt *pkt = tq->stalled[t], *next;
+
+		if (!pkt || queue_stopped(tap, t))
+			continue;
+		tq->stalled[t] = NULL;
+		tq->nstalled--;
+		next = tq->held[t];
+		if (!send_one(tq, t, pkt, next != NULL) || !next)
+			continue;
+		tq->held[t] = NULL;
+		tq->held_mask &= ~(1u << t);
+		send_one(tq, t, next, false);
+	}
+	return tq->nstalled == 0;
+}
+
+/* The tx queue for a packet: the flow's (RSS), if it runs on our cpu. */
+static unsigned int pick_queue(struct tap_queue *tq, const struct vnic_pkt *pkt)
+{
+	struct vnic_netdev *dev = tq->tap->dev;
+	unsigned int t = vnic_netdev_pick_tx(dev, pkt->hash);
+
+	if (vnic_likely(t < VNIC_TAP_MAX_QUEUES && vnic_netdev_tx_cpu(dev, t) == tq->cpu))
+		return t;
+	tap_ctr_inc(&tq->st.queue_fallback);
+	return tq->idx;
+}
+
+void vnic_tap_queue_drain(struct tap_queue *tq)
+{
+	unsigned int t;
+
+	for (t = 0; t < VNIC_TAP_MAX_QUEUES; t++) {
+		if (tq->stalled[t]) {
+			vnic_pkt_free(tq->stalled[t]);
+			tq->stalled[t] = NULL;
+			tap_ctr_inc(&tq->st.drop_stopped);
+		}
+		if (tq->held[t]) {
+			vnic_pkt_free(tq->held[t]);
+			tq->held[t] = NULL;
+			tap_ctr_inc(&tq->st.drop_stopped);
+		}
+	}
+	tq->nstalled = 0;
+	tq->held_mask = 0;
+}
+
+/* ---- read ------------------------------------------------------------------- */
+
+enum read_result { READ_OK, READ_DRAINED, READ_NOBUF };
+
+/* One frame from the TAP into a new packet: *out, or NULL if it was dropped. */
+static enum read_result read_one(struct tap_queue *tq, struct vnic_pkt **out)
+{
+	struct vnic_tap *tap = tq->tap;
+	struct vnic_vnet_hdr vh;
+	enum vnic_tap_drop why;
+	struct iovec iov[2];
+	struct vnic_pkt *pkt;
+	ssize_t n;
+
+	*out = NULL;
+	pkt = vnic_pkt_alloc(tap->pool);
+	if (vnic_unlikely(!pkt))
+		return READ_NOBUF;
+	memset(&vh, 0, sizeof(vh));
+	iov[0].iov_base = &vh;
+	iov[0].iov_len = tap->hdr_len;
+	iov[1].iov_base = pkt->data;
+	iov[1].iov_len = vnic_pkt_tailroom(pkt);
+	do {
+		n = tap->hdr_len ? readv(tq->fd, iov, 2) : read(tq->fd, pkt->data, iov[1].iov_len);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		vnic_pkt_free(pkt);
+		/* EBADFD/EIO: the queue was detached or the device is going away */
+		if (errno != EAGAIN)
+			tap_ctr_inc(&tq->st.read_errors);
+		return READ_DRAINED;
+	}
+	if (vnic_unlikely((size_t)n < tap->hdr_len + VNIC_ETH_HLEN)) {
+		tap_ctr_inc(&tq->st.drops[VNIC_TAP_DROP_RUNT]);
+		goto drop;
+	}
+	pkt->len = (uint32_t)((size_t)n - tap->hdr_len);
+	mirror(tap, pkt, VNIC_TAP_DIR_IN);
+	/* without a vnet header the frame is plain: an all-zero header says so */
+	why = vnic_vnet_parse(&vh, pkt, tap->rss_key);
+	if (vnic_unlikely(why != VNIC_TAP_DROP_NONE)) {
+		tap_ctr_inc(&tq->st.drops[why < VNIC_TAP_DROP_MAX ? why : 0]);
+		goto drop;
+	}
+	tap_ctr_inc(&tq->st.packets);
+	tap_ctr_add(&tq->st.bytes, pkt->len);
+	if (pkt->gso_type)
+		tap_ctr_inc(&tq->st.gso_packets);
+	if (pkt->ip_summed == VNIC_CSUM_PARTIAL)
+		tap_ctr_inc(&tq->st.csum_partial);
+	else if (vh.flags & VNIC_VNET_F_NEEDS_CSUM)
+		tap_ctr_inc(&tq->st.csum_sw);
+	*out = pkt;
+	return READ_OK;
+
+drop:
+	vnic_pkt_free(pkt);
+	return READ_OK;
+}
+
+/* Reads until EAGAIN, limit frames, or backpressure. Returns the frames read. */
+static int read_burst(struct tap_queue *tq, int limit, bool *drained)
+{
+	int n = 0;
+
+	*drained = false;
+	while (n < limit) {
+		struct vnic_pkt *pkt;
+		enum read_result r = read_one(tq, &pkt);
+
+		if (r == READ_DRAINED) {
+			*drained = true;
+			break;
+		}
+		if (r == READ_NOBUF) {
+			/* the kernel keeps the frame; look again after a pause */
+			tap_ctr_inc(&tq->st.no_buffer);
+			watch(tq, 0);
+			vnic_poller_set_timer(&tq->poller, vnic_now_ns() + TAP_NOBUF_RETRY_NS);
+			*drained = true;
+			break;
+		}
+		n++;
+		if (!pkt)
+			continue;
+		enqueue(tq, pick_queue(tq, pkt), pkt);
+		if (tq->nstalled)
+			break;
+	}
+	flush_held(tq);
+	tap_ctr_inc(&tq->st.bursts);
+	return n;
+}
+
+/* Backpressure starts: stop reading, unless the queue already took packets again. */
+static void pause_reading(struct tap_queue *tq)
+{
+	unsigned int t;
+
+	tap_ctr_inc(&tq->st.stops);
+	watch(tq, 0);
+	/* a tx_wake that came inside xmit found nothing stalled yet */
+	for (t = 0; t < VNIC_TAP_MAX_QUEUES; t++)
+		if (tq->stalled[t] && !queue_stopped(tq->tap, t))
+			vnic_poller_schedule(&tq->poller);
+}
+
+int vnic_tap_read_poll(struct vnic_poller *p, int budget)
+{
+	struct tap_queue *tq = vnic_container_of(p, struct tap_queue, poller);
+	struct vnic_tap *tap = tq->tap;
+	int state = atomic_load_explicit(&tap->state, memory_order_acquire);
+	int limit = (int)tap->batch < budget ? (int)tap->batch : budget, n;
+	bool drained;
+
+	if (vnic_unlikely(state != TAP_RUNNING ||
+			  tq->idx >= atomic_load_explicit(&tap->nactive, memory_order_relaxed))) {
+		watch(tq, 0);
+		vnic_tap_queue_drain(tq);
+		return 0;
+	}
+	if (vnic_unlikely(tq->nstalled)) {
+		if (!resend_stalled(tq))
+			return 0; /* still stopped: tx_wake schedules us */
+		tap_ctr_inc(&tq->st.resumes);
+	}
+	if (vnic_unlikely(!tq->watching))
+		watch(tq, EPOLLIN);
+	n = read_burst(tq, limit, &drained);
+	if (vnic_unlikely(tq->nstalled)) {
+		pause_reading(tq);
+		return n < budget ? n : budget - 1;
+	}
+	/* more may be waiting: stay scheduled rather than ask epoll */
+	if (!drained)
+		return budget;
+	return n < budget ? n : budget - 1;
+}
+
+/* ---- host callbacks ------------------------------------------------------------ */
+
+static void tap_tx_wake(void *ctx, unsigned int queue)
+{
+	struct vnic_tap *tap = ctx;
+	unsigned int i;
+
+	if (queue >= VNIC_TAP_MAX_QUEUES)
+		return;
+	tap_ctr_inc(&tap->tx[queue].wakes);
+	/* only the tap cpu's queues ever get packets from us */
+	if (vnic_netdev_tx_cpu(tap->dev, queue) != tap->cpu)
+		return;
+	for (i = 0; i < tap->nq; i++)
+		if (tap->q[i].stalled[queue])
+			vnic_poller_schedule(&tap->q[i].poller);
+}
+
+static void tap_tx_done(void *ctx, unsigned int queue, uint32_t cookie, uint32_t bytes, int status)
+{
+	struct vnic_tap *tap = ctx;
+
+	(void)cookie;
+	(void)bytes;
+	/* the kernel stopped charging the sender when we read the frame */
+	if (queue >= VNIC_TAP_MAX_QUEUES)
+		return;
+	if (status == VNIC_TX_DONE_OK)
+		tap_ctr_inc(&tap->tx[queue].done);
+	else
+		tap_ctr_inc(&tap->tx[queue].done_dropped);
+}
+
+static void write_one(struct vnic_tap *tap, struct tap_out_stats *st, int fd, struct vnic_pkt *pkt)
+{
+	struct vnic_vnet_hdr vh;
+	struct iovec iov[2];
+	ssize_t n;
+
+	memset(&vh, 0, sizeof(vh));
+	if (tap->hdr_len && vnic_unlikely(vnic_vnet_build(pkt, &vh))) {
+		tap_ctr_inc(&st->drop_bad_meta);
+		return;
+	}
+	mirror(tap, pkt, VNIC_TAP_DIR_OUT);
+	iov[0].iov_base = &vh;
+	iov[0].iov_len = tap->hdr_len;
+	iov[1].iov_base = pkt->data;
+	iov[1].iov_len = pkt->len;
+	do {
+		n = writev(fd, iov, 2);
+	} while (n < 0 && errno == EINTR);
+	if (vnic_unlikely(n < 0)) {
+		/* the kernel's own receive would have dropped it too */
+		if (errno == EAGAIN)
+			tap_ctr_inc(&st->drop_again);
+		else if (errno == EIO)
+			tap_ctr_inc(&st->drop_down);
+		else
+			tap_ctr_inc(&st->drop_error);
+		return;
+	}
+	if (vnic_unlikely((size_t)n != tap->hdr_len + pkt->len)) {
+		tap_ctr_inc(&st->short_writes);
+		return;
+	}
+	tap_ctr_inc(&st->packets);
+	tap_ctr_add(&st->bytes, pkt->len);
+	if (vh.gso_type)
+		tap_ctr_inc(&st->gso_packets);
+	if (vh.flags & VNIC_VNET_F_NEEDS_CSUM)
+		tap_ctr_inc(&st->csum_partial);
+	else if (vh.flags & VNIC_VNET_F_DATA_VALID)
+		tap_ctr_inc(&st->data_valid);
+}
+
+static void tap_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned int n)
+{
+	struct vnic_tap *tap = ctx;
+	struct tap_out_stats *st = &tap->out[queue % VNIC_TAP_MAX_QUEUES];
+	unsigned int nact = atomic_load_explicit(&tap->nactive, memory_order_relaxed);
+	bool stopped = atomic_load_explicit(&tap->state, memory_order_relaxed) == TAP_STOPPED;
+	int fd = tap->q[queue % (nact ? nact : 1)].fd;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (vnic_unlikely(stopped))
+			tap_ctr_inc(&st->drop_stopped);
+		else
+			write_one(tap, st, fd, pkts[i]);
+		/* the driver's packet, freed on its rx cpu as its pools want */
+		vnic_pkt_free(pkts[i]);
+	}
+}
+
+const struct vnic_host_ops vnic_tap_host_ops = {
+	.rx = tap_rx,
+	.tx_done = tap_tx_done,
+	.tx_wake = tap_tx_wake,
+};

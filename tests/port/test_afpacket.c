@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The AF_PACKET backing wire over a veth pair in a private network
+ * namespace (needs root and iproute2; skips with 77 otherwise):
+ *
+ *   test's raw socket on vb  <== veth ==>  va: the wire under test
+ *
+ *   - rx: frames sent on vb arrive in order through the TPACKET_V3 ring; the
+ *     notification fires only while armed; a frame larger than the wire's
+ *     frame size is dropped and counted, never truncated; a partial
+ *     release leaves the rest for the next peek;
+ *   - tx: committed frames arrive on vb in order; an over-MTU frame is
+ *     dropped and counted; our own transmissions are not received back;
+ *   - a whole vNIC on it (threaded): two devices and drivers, one on each
+ *     end of the veth pair, carry a verified TCP-like stream (superpackets
+ *     segmented by the device onto the wire).
+ *
+ * Waits are hang guards, never timing assertions.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "device/device.h"
+#include "driver/driver.h"
+#include "hv/hv.h"
+#include "pktgen.h"
+#include "port/port.h"
+#include "work/work.h"
+
+enum { GUARD_NS = 30000000000ull, MTU = 1500 };
+
+static struct vnic_pkt_pool pool;
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* A raw socket on ifname, as the far end of the wire. */
+static int raw_on(const char *ifname)
+{
+	struct sockaddr_ll sll = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+		.sll_ifindex = (int)if_nametoindex(ifname),
+	};
+	int s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+
+	assert_true(s >= 0);
+	assert_int_equal(bind(s, (struct sockaddr *)&sll, sizeof(sll)), 0);
+	return s;
+}
+
+/* A UDP frame whose payload is the pattern of seed id; len = frame bytes. */
+static struct vnic_pkt *frame(uint32_t id, uint32_t payload)
+{
+	struct vnic_pktgen_flow f;
+	struct vnic_pkt *p = vnic_pkt_alloc(&pool);
+
+	assert_non_null(p);
+	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_UDP);
+	f.seed = id;
+	f.sport = (uint16_t)(1000 + id);
+	assert_int_equal(vnic_pktgen_build(p, &f, 0, payload), 0);
+	return p;
+}
+
+static void send_raw(int s, uint32_t id, uint32_t payload)
+{
+	struct vnic_pkt *p = frame(id, payload);
+
+	assert_int_equal(send(s, p->data, p->len, 0), (ssize_t)p->len);
+	vnic_pkt_free(p);
+}
+
+/* The id of a frame built by frame() (from its source port), or -1 for any other. */
+static int frame_id(const uint8_t *d, uint32_t len)
+{
+	int port;
+
+	if (len < 14 + 20 + 8 || d[12] != 0x08 || d[13] != 0x00 || d[23] != VNIC_IPPROTO_UDP)
+		return -1;
+	port = d[34] << 8 | d[35];
+	return port >= 1000 && port < 1100 ? port - 1000 : -1;
+}
+
+static int sh(const char *cmd)
+{
+	int rc = system(cmd);
+
+	return rc == 0 ? 0 : -1;
+}
+
+struct note {
+	unsigned int n;
+};
+
+static void on_notify(void *ctx)
+{
+	((struct note *)ctx)->n++;
+}
+
+static bool notified(void *ctx)
+{
+	return ((struct note *)ctx)->n > 0;
+}
+
+/* Peeks until want frames came (hang guard), checking ids from first on. */
+static void take_frames(struct vnic_wire *w, uint32_t first, unsigned int want)
+{
+	uint64_t end = vnic_now_ns() + GUARD_NS;
+	unsigned int got = 0;
+
+	while (got < want) {
+		struct vnic_pkt *f[32];
+		unsigned int n = w->ops->rx_peek(w, f, 32), i;
+
+		for (i = 0; i < n && got < want; i++) {
+			int id = frame_id(f[i]->data, f[i]->len);
+
+			if (id < 0)
+				continue; /* the kernel's own chatter, if any */
+			assert_int_equal(id, first + got);
+			assert_true(vnic_pktgen_verify(f[i]->data + 42, f[i]->len - 42,
+						       (uint32_t)id, 0));
+			got++;
+		}
+		w->ops->rx_release(w, i);
+		if (!n) {
+			assert_true(vnic_now_ns() < end);
+			nap_ms(1);
+		}
+	}
+}
+
+static uint64_t stat_of(struct vnic_wire *w, const char *name)
+{
+	struct vnic_counter c[32];
+	unsigned int n = vnic_afpacket_counters(w, c, 32);
+
+	for (unsigned int i = 0; i < n && i < 32; i++)
+		if (!strcmp(c[i].name, name))
+			return c[i].value;
+	fail_msg("no counter %s", name);
+	return 0;
+}
+
+static void test_errors(void **state)
+{
+	struct vnic_cpu cpu;
+	struct vnic_wire *w;
+
+	(void)state;
+	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
+	assert_int_equal(vnic_afpacket_create(&w, "no-such-if", MTU, &cpu), -ENODEV);
+	assert_int_equal(vnic_afpacket_create(&w, "va", 10, &cpu), -EINVAL);
+	assert_int_equal(vnic_afpacket_create(&w, "va", MTU, NULL), -EINVAL);
+	assert_null(cpu.fds);
+	vnic_cpu_fini(&cpu);
+}
+
+static void test_rx_tx(void **state)
+{
+	struct vnic_cpu cpu, *cpus[1] = {&cpu};
+	struct note note = {0};
+	struct vnic_pkt *f[8], *slots[4];
+	struct vnic_wire *w;
+	uint8_t buf[4096];
+	int s = raw_on("vb");
+	unsigned int i, n;
+
+	(void)state;
+	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
+	assert_int_equal(vnic_afpacket_create(&w, "va", MTU, &cpu), 0);
+	assert_int_equal(w->mtu, MTU);
+	assert_int_equal(w->frame_size, MTU + 18);
+	w->notify = on_notify;
+	w->notify_ctx = &note;
+
+	/* nothing arrived: nothing pending, no notification */
+	assert_false(w->ops->rx_irq->pending(w));
+	assert_int_equal(w->ops->rx_peek(w, f, 8), 0);
+	w->ops->rx_irq->enable(w);
+	assert_int_equal(vnic_cpu_run_once(&cpu), 0);
+
+	/* ten frames and, in the middle, one too big for the wire */
+	for (i = 0; i < 5; i++)
+		send_raw(s, i, 100 + i);
+	send_raw(s, 99, 3000);
+	for (i = 5; i < 10; i++)
+		send_raw(s, i, 1400);
+	assert_int_equal(vnic_cpus_run_until(cpus, 1, notified, &note, GUARD_NS), 0);
+	assert_int_equal(note.n, 1);
+	/* the notification disarmed the irq: no second one */
+	assert_int_equal(vnic_cpu_run_once(&cpu), 0);
+	assert_int_equal(note.n, 1);
+	assert_true(w->ops->rx_irq->pending(w));
+	take_frames(w, 0, 10);
+	assert_int_equal(stat_of(w, "rx_frames"), 10);
+	assert_int_equal(stat_of(w, "rx_drop_too_big"), 1);
+	assert_false(w->ops->rx_irq->pending(w));
+	assert_int_equal(w->ops->rx_next_ns(w), 0);
+
+	/* a partial release: the rest comes again on the next peek */
+	for (i = 10; i < 13; i++)
+		send_raw(s, i, 64);
+	{
+		uint64_t end = vnic_now_ns() + GUARD_NS;
+
+		while ((n = w->ops->rx_peek(w, f, 8)) < 3) {
+			assert_true(vnic_now_ns() < end);
+			nap_ms(1);
+		}
+	}
+	assert_int_equal(frame_id(f[0]->data, f[0]->len), 10);
+	w->ops->rx_release(w, 1);
+	n = w->ops->rx_peek(w, f, 8);
+	assert_int_equal(n, 2);
+	assert_int_equal(frame_id(f[0]->data, f[0]->len), 11);
+	assert_int_equal(frame_id(f[1]->data, f[1]->len), 12);
+	w->ops->rx_release(w, 2);
+
+	/* a tagged frame: the kernel takes the tag out, the wire puts it back */
+	{
+		struct vnic_pktgen_flow fl;
+		struct vnic_pkt *t = vnic_pkt_alloc(&pool);
+		uint64_t end = vnic_now_ns() + GUARD_NS;
+
+		vnic_pktgen_flow_init(&fl, false, VNIC_IPPROTO_UDP);
+		fl.vlan = true;
+		fl.vlan_tci = 0x2123;
+		assert_int_equal(vnic_pktgen_build(t, &fl, 0, MTU - 28), 0);
+		assert_int_equal(t->len, MTU + 18); /* the largest frame a wire slot holds */
+		assert_int_equal(send(s, t->data, t->len, 0), (ssize_t)t->len);
+		while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
+			assert_true(vnic_now_ns() < end);
+			nap_ms(1);
+		}
+		assert_int_equal(f[0]->len, t->len);
+		assert_memory_equal(f[0]->data, t->data, t->len);
+		w->ops->rx_release(w, 1);
+		vnic_pkt_free(t);
+	}
+
+	/*
+	 * A datagram from the kernel's own stack on vb: veth passes it with its
+	 * checksum still partial (TP_STATUS_CSUMNOTREADY); the wire completes it.
+	 */
+	{
+		struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(9)};
+		uint64_t end = vnic_now_ns() + GUARD_NS;
+		struct vnic_hdrs h;
+		int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		assert_int_equal(sh("ip addr add 10.6.0.2/24 dev vb && "
+				    "ip neigh replace 10.6.0.1 lladdr 02:00:00:00:00:61 dev vb"),
+				 0);
+		inet_pton(AF_INET, "10.6.0.1", &to.sin_addr);
+		assert_int_equal(sendto(u, "partial?", 8, 0, (struct sockaddr *)&to, sizeof(to)),
+				 8);
+		close(u);
+		while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
+			assert_true(vnic_now_ns() < end);
+			nap_ms(1);
+		}
+		assert_int_equal(vnic_parse_frame(f[0]->data, f[0]->len, &h), VNIC_PARSE_OK);
+		assert_int_equal(h.l4_proto, VNIC_IPPROTO_UDP);
+		assert_true(vnic_csum_l4_ok(f[0]->data, &h));
+		w->ops->rx_release(w, 1);
+		/* veth has tx checksum offload on by default: it was partial */
+		assert_int_equal(stat_of(w, "rx_csum_fixed"), 1);
+	}
+
+	/* tx: three slots, the second over the MTU */
+	assert_int_equal(w->ops->tx_reserve(w, slots, 3), 3);
+	for (i = 0; i < 3; i++) {
+		struct vnic_pkt *p = frame(20 + i, i == 1 ? 1600 : 500);
+
+		assert_int_equal(vnic_pkt_copy_in(slots[i], p->data, p->len),
+				 i == 1 ? -EMSGSIZE : 0);
+		if (i == 1) {
+			/* inside the slot, one byte over the MTU: the wire must refuse it */
+			memcpy(slots[i]->data, p->data, MTU + 15);
+			slots[i]->len = MTU + 15;
+		}
+		vnic_pkt_free(p);
+	}
+	w->ops->tx_commit(w, slots, 3, 3);
+	assert_int_equal(stat_of(w, "tx_frames"), 2);
+	assert_int_equal(stat_of(w, "tx_drop_mtu"), 1);
+	for (i = 0; i < 2; i++) {
+		struct pollfd p = {.fd = s, .events = POLLIN};
+		ssize_t got;
+
+		do {
+			assert_int_equal(poll(&p, 1, 10000), 1);
+			got = recv(s, buf, sizeof(buf), 0);
+			assert_true(got > 0);
+			/* the socket also sees what it sent itself: skip those */
+		} while (frame_id(buf, (uint32_t)got) < 20);
+		assert_int_equal(frame_id(buf, (uint32_t)got), i ? 22 : 20);
+		assert_int_equal(got, 14 + 20 + 8 + 500);
+	}
+	/* our own frames never come back to our ring: the next is the marker */
+	send_raw(s, 30, 10);
+	take_frames(w, 30, 1);
+
+	close(s);
+	vnic_afpacket_destroy(w);
+	vnic_cpu_fini(&cpu);
+}
+
+/* ---- a vNIC pair over the veth pair ---------------------------------------- */
+
+struct side {
+	struct vnic_cpu cpu;
+	struct vnic_hv *hv;
+	struct vnic_wire *wire;
+	struct vnic_dev *dev;
+	struct vnic_drv *drv;
+	struct vnic_pkt_pool host;
+};
+
+static struct side sides[2];
+
+static void side_create(struct side *sd, const char *ifname, unsigned int i)
+{
+	struct vnic_drv_config dcfg;
+
+	memset(sd, 0, sizeof(*sd));
+	assert_int_equal(vnic_cpu_init(&sd->cpu, i ? "afp-b" : "afp-a", 20000), 0);
+	assert_int_equal(vnic_hv_create(&sd->hv, 128, NULL), 0);
+	assert_int_equal(vnic_afpacket_create(&sd->wire, ifname, MTU, &sd->cpu), 0);
+	assert_int_equal(vnic_dev_create(&sd->dev, sd->hv, sd->wire, &sd->cpu, NULL), 0);
+	vnic_drv_config_default(&dcfg);
+	dcfg.cpu = &sd->cpu;
+	dcfg.mac[0] = 0x02;
+	dcfg.mac[5] = (uint8_t)(0x20 + i);
+	assert_int_equal(vnic_drv_create(&sd->drv, sd->hv, &dcfg), 0);
+	assert_int_equal(vnic_pkt_pool_init(&sd->host, 1024, VNIC_PKT_MAX_LEN + 256, 128), 0);
+}
+
+static void side_destroy(struct side *sd)
+{
+	vnic_drv_destroy(sd->drv);
+	vnic_dev_destroy(sd->dev);
+	vnic_hv_destroy(sd->hv);
+	vnic_afpacket_destroy(sd->wire);
+	vnic_pkt_pool_fini(&sd->host);
+	vnic_cpu_fini(&sd->cpu);
+}
+
+static void test_vnic_over_veth(void **state)
+{
+	struct vnic_stream_opts so = {.flows = 1, .bytes = 8 << 20};
+	struct vnic_work_results res;
+	struct vnic_afpacket_stats st;
+	struct vnic_stream *stream;
+	uint64_t end;
+	int i;
+
+	(void)state;
+	side_create(&sides[0], "va", 0);
+	side_create(&sides[1], "vb", 1);
+	assert_int_equal(vnic_stream_create(&stream, vnic_drv_netdev(sides[0].drv), &sides[0].host,
+					    vnic_drv_netdev(sides[1].drv), &sides[1].host, &so),
+			 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(vnic_cpu_start(&sides[i].cpu), 0);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(vnic_drv_open(sides[i].drv, NULL, 0, 0), 0);
+	vnic_stream_start(stream);
+	end = vnic_now_ns() + 4 * GUARD_NS;
+	while (vnic_stream_flow_bytes(stream, 0) < so.bytes) {
+		assert_true(vnic_now_ns() < end);
+		nap_ms(5);
+	}
+	vnic_stream_stop(stream);
+	while (!vnic_stream_quiesced(stream)) {
+		assert_true(vnic_now_ns() < end);
+		nap_ms(5);
+	}
+	for (i = 0; i < 2; i++)
+		assert_int_equal(vnic_drv_close(sides[i].drv, NULL, 0, 0), 0);
+	for (i = 0; i < 2; i++)
+		vnic_cpu_stop(&sides[i].cpu);
+
+	vnic_stream_results(stream, &res);
+	print_message("delivered %llu bytes, tx segs %llu, rx pkts %llu\n",
+		      (unsigned long long)res.bytes, (unsigned long long)res.tx_segs,
+		      (unsigned long long)res.rx_pkts);
+	assert_int_equal(vnic_stream_flow_bytes(stream, 0), so.bytes);
+	assert_int_equal(res.err.payload, 0);
+	assert_int_equal(res.err.bad_csum, 0);
+	for (i = 0; i < 2; i++) {
+		vnic_afpacket_stats(sides[i].wire, &st);
+		print_message(
+			"wire %d: rx %llu frames in %llu blocks, %llu notifies, tx %llu in "
+			"%llu sendmmsg, drops: too_big %llu mtu %llu kernel %llu/%llu\n",
+			i, (unsigned long long)st.rx_frames, (unsigned long long)st.rx_blocks,
+			(unsigned long long)st.rx_notifies, (unsigned long long)st.tx_frames,
+			(unsigned long long)st.tx_syscalls, (unsigned long long)st.rx_drop_too_big,
+			(unsigned long long)st.tx_drop_mtu, (unsigned long long)st.rx_kernel_drops,
+			(unsigned long long)st.tx_drop_kernel);
+		assert_true(st.rx_frames > 0 && st.tx_frames > 0);
+		assert_int_equal(st.rx_drop_too_big + st.tx_drop_mtu, 0);
+	}
+	/* superpackets were segmented onto the wire: more frames than syscalls */
+	vnic_afpacket_stats(sides[0].wire, &st);
+	assert_true(st.tx_frames > st.tx_syscalls);
+	vnic_stream_destroy(stream);
+	side_destroy(&sides[0]);
+	side_destroy(&sides[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_rx_tx),
+		cmocka_unit_test(test_vnic_over_veth),
+	};
+	int rc;
+
+	if (geteuid() != 0 || unshare(CLONE_NEWNET) ||
+	    /* no IPv6 on new interfaces: nothing but the test's frames on the link */
+	    sh("sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true") ||
+	    sh("ip link add va mtu 9000 type veth peer name vb mtu 9000 2>/dev/null") ||
+	    sh("ip link set va up && ip link set vb up && ip link set lo up")) {
+		printf("SKIP: needs root, a network namespace and iproute2 (veth)\n");
+		return 77;
+	}
+	if (vnic_pkt_pool_init(&pool, 16, 16384, 0))
+		return 1;
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	vnic_pkt_pool_fini(&pool);
+	return rc;
+}
