@@ -17,22 +17,6 @@ uint64_t vnic_now_ns(void)
 }
 
 /*
- * Tell the core we are in a spin loop: on x86 "pause" lets the sibling
- * hyperthread run and avoids the memory-order mis-speculation penalty when
- * the loop exits; "yield" is the arm64 equivalent.
- */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
-/*
  * Burns the calling thread's cpu for ns: the cost model charges time this way
  * so that a charged operation occupies its thread exactly as real work would
  * (a sleep would hand the core to someone else and hide the cost).
@@ -45,5 +29,5 @@ void vnic_spin_ns(uint64_t ns)
 		return;
 	end = vnic_now_ns() + ns;
 	while ((int64_t)(vnic_now_ns() - end) < 0)
-		cpu_relax();
+		vnic_cpu_relax();
 }

@@ -43,6 +43,22 @@
  * Clock (clock.c)
  * ------------------------------------------------------------------------- */
 
+/*
+ * In a spin loop: on x86 "pause" lets the sibling hyperthread run and avoids
+ * the memory-order mis-speculation penalty when the loop exits; "yield" is
+ * the arm64 equivalent.
+ */
+static inline void vnic_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 /* CLOCK_MONOTONIC in nanoseconds (vDSO: no syscall). */
 uint64_t vnic_now_ns(void);
 /* Spins for ns nanoseconds: the cost model's only way to spend time. */
@@ -352,10 +368,12 @@ void vnic_txq_reset(struct vnic_txq *txq, uint64_t now_ns);
 /* ---------------------------------------------------------------------------
  * Counters: how every layer exposes its statistics to reports and `vnic stats`.
  *
- * Counters are plain per-queue fields written by one thread (no atomics on the
- * hot path); a reader on another thread may see a slightly stale value. Each
- * object exports them through a function of the shape
- *   unsigned int vnic_<x>_counters(const struct vnic_<x> *, struct vnic_counter *out, unsigned int max);
+ * Counters are per-queue fields written by one thread, with relaxed atomic
+ * stores (vnic_ctr_*: a plain load and store, no read-modify-write, no lock
+ * prefix); a reader on another thread uses relaxed loads and may see a
+ * slightly stale value. Each object exports them through a function
+ *   unsigned int vnic_<x>_counters(const struct vnic_<x> *, struct vnic_counter *out,
+ *                                  unsigned int max);
  * that fills up to max entries and returns how many it has in all. Names are
  * ethtool -S style: per-queue ones carry the queue ("tx0_direct_packets",
  * "rx1_replenish_calls"), drops carry their reason ("tx0_drop_bad_ioba").

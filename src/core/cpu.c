@@ -27,17 +27,6 @@
 
 #include "core/core.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /*
  * Sleeps while *word == 1, until woken or until the absolute CLOCK_MONOTONIC
  * deadline_ns (0: no deadline). FUTEX_WAIT_BITSET takes an absolute time on
@@ -453,7 +442,7 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 		}
 		if ((int64_t)(now - end) >= 0)
 			return false;
-		cpu_relax();
+		vnic_cpu_relax();
 	}
 }
 

@@ -53,7 +53,7 @@ static uint32_t read_begin(const struct dma_table *t)
 	uint32_t s;
 
 	while ((s = atomic_load_explicit(&t->seq, memory_order_acquire)) & 1)
-		cpu_relax();
+		vnic_cpu_relax();
 	return s;
 }
 

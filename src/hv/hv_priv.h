@@ -72,17 +72,6 @@ static inline void irq_store_load_fence(void)
 	atomic_thread_fence(memory_order_seq_cst);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /* ---------------------------------------------------------------------------
  * Counters
  * ------------------------------------------------------------------------- */
