@@ -47,9 +47,9 @@ for p in "${policies[@]}"; do
 	done
 done
 
-python3 - "$out" "$commit" "$dur" <<'PY'
+python3 - "$out" "$commit" "$dur" "$vnic" <<'PY'
 import json, sys, os
-out, commit, dur = sys.argv[1], sys.argv[2], sys.argv[3]
+out, commit, dur, vnic = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 pols = []
 for f in sorted(os.listdir(out)):
     p = f.split('.')[0]
@@ -63,7 +63,7 @@ def val(p, w):
     v = j['rate_tps'] if w.startswith('rr') else j['gbps']
     return v, err, j
 base = {w: val('defaults', w)[0] for w in wls}
-print(f'`bench/vnic_matrix.sh build/src/app/vnic {dur}` at commit {commit}; '
+print(f'`bench/vnic_matrix.sh {vnic} {dur}` at commit {commit}; '
       'rr in transactions/s, stream in Gbit/s of payload; (x) = ratio to the defaults in the same run.\n')
 print('| policy | rr 1 session | rr 150 sessions | stream 1 flow | stream 4 flows |')
 print('|---|---:|---:|---:|---:|')

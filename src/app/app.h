@@ -98,10 +98,121 @@ void vnic_json_begin(struct vnic_json *j, FILE *f);
 void vnic_json_end(struct vnic_json *j);	/* closes the top object, newline */
 void vnic_json_object(struct vnic_json *j, const char *key);	/* key NULL inside arrays/top */
 void vnic_json_close(struct vnic_json *j);
+void vnic_json_array(struct vnic_json *j, const char *key);
+void vnic_json_array_close(struct vnic_json *j);
 void vnic_json_str(struct vnic_json *j, const char *key, const char *v);
 void vnic_json_u64(struct vnic_json *j, const char *key, uint64_t v);
 void vnic_json_double(struct vnic_json *j, const char *key, double v);
 void vnic_json_bool(struct vnic_json *j, const char *key, bool v);
+
+/* ---------------------------------------------------------------------------
+ * Control socket (ctl.c): a running `vnic bench` or `vnic link` answers on
+ * $XDG_RUNTIME_DIR/vnic/NAME.sock (/run/vnic/NAME.sock without
+ * XDG_RUNTIME_DIR). One request line per connection, one answer, then the
+ * server closes: "ping" -> "pong"; "stats" -> "name value" lines; "stats
+ * json" -> one JSON object; anything else -> "error: <why>". docs/STATS.md.
+ * ------------------------------------------------------------------------- */
+
+enum {
+	VNIC_CTL_NAME_MAX = 64,		/* bytes of a name, NUL included */
+	VNIC_CTL_LINE_MAX = 256,	/* longest request line, newline excluded */
+	VNIC_CTL_TIMEOUT_MS = 1000,	/* to send the request line; again to take the answer */
+};
+
+/*
+ * The counters to serve, in the shape of vnic_topo_counters: fills up to max,
+ * returns how many there are in all. Called on the server thread, one call
+ * at a time, while the instance runs: read counters only.
+ */
+typedef unsigned int (*vnic_ctl_collect_fn)(void *ctx, struct vnic_counter *out, unsigned int max);
+
+struct vnic_ctl;
+
+/* The socket directory into buf; created (0700) if create. 0 or -errno. */
+int vnic_ctl_dir(char *buf, size_t len, bool create);
+/* 1..63 bytes of [A-Za-z0-9._-], not starting with '.'. */
+bool vnic_ctl_name_valid(const char *name);
+/* The socket path of an instance name. 0, -EINVAL (bad name) or -ENAMETOOLONG. */
+int vnic_ctl_path(const char *name, char *buf, size_t len);
+/* "PROG-PID", the default instance name ("bench-1234", "link-1234"). */
+void vnic_ctl_default_name(char *buf, size_t len, const char *prog);
+/*
+ * Serves NAME on a thread of its own until stop. A stale socket file (no
+ * server) is replaced. 0, -EINVAL (bad name, no collect), -EADDRINUSE (an
+ * instance answers under that name), -ENAMETOOLONG, -ENOMEM, or the errno
+ * of mkdir/socket/bind/listen.
+ */
+int vnic_ctl_serve_start(struct vnic_ctl **ctl, const char *name, vnic_ctl_collect_fn collect,
+			 void *ctx);
+/* Stops the thread and removes the socket file (if it is still ours). NULL is fine. */
+void vnic_ctl_serve_stop(struct vnic_ctl *ctl);
+const char *vnic_ctl_serve_path(const struct vnic_ctl *ctl);
+/* Requests answered "error:" or timed out so far (also served as ctl.bad_requests). */
+uint64_t vnic_ctl_bad_requests(const struct vnic_ctl *ctl);
+/*
+ * Client: sends req and a newline to the socket at path and reads the answer
+ * until the server closes, all within timeout_ms. *out is malloc'd and
+ * NUL-terminated (the caller frees it), *len its length (len may be NULL).
+ * 0, -ENOENT or -ECONNREFUSED (nobody there), -ETIMEDOUT, -EMSGSIZE (answer
+ * over 64 MiB), -errno.
+ */
+int vnic_ctl_request(const char *path, const char *req, int timeout_ms, char **out, size_t *len);
+
+/* ---------------------------------------------------------------------------
+ * Samplers (sampler.c): time series of a bench run, one sample every period
+ * (10 ms by default when on), taken on the thread that runs the bench (never
+ * a datapath thread) into a series allocated before the run.
+ * ------------------------------------------------------------------------- */
+
+enum { VNIC_SERIES_MAX_SAMPLES = 100000 };
+
+struct vnic_sample {
+	uint64_t t_ns;			/* since the traffic started */
+	uint64_t transactions;		/* so far (vnic_work_results.transactions) */
+	uint64_t bytes;			/* payload delivered so far (.bytes, likewise) */
+	uint32_t bql_limit[VNIC_MAX_QUEUES];	/* side A: drv_a.txN_bql_limit */
+	uint32_t bql_inflight[VNIC_MAX_QUEUES];	/* drv_a.txN_bql_inflight */
+	uint32_t tx_used[VNIC_MAX_QUEUES];	/* drv_a.txN_used: tx descriptors in flight */
+	uint32_t rx_bufs_avail[VNIC_MAX_QUEUES];	/* dev_b.rxN_bufs_avail: posted */
+};
+
+struct vnic_series {
+	uint64_t period_ns;
+	unsigned int tx_queues;		/* side A tx queues sampled (bql_*, tx_used) */
+	unsigned int rx_queues;		/* device B rx queues sampled (rx_bufs_avail) */
+	size_t count;			/* samples taken */
+	size_t cap;			/* samples allocated */
+	uint64_t missed;		/* samples not taken: the series was full */
+	struct vnic_sample *samples;
+};
+
+/* Room for duration_s / period and some slack (at most VNIC_SERIES_MAX_SAMPLES). 0 or -errno. */
+int vnic_series_init(struct vnic_series *s, uint64_t period_ns, double duration_s);
+void vnic_series_fini(struct vnic_series *s);
+/*
+ * Throughput over the window_ns before sample i (from the first sample when
+ * the run is younger): transactions per second and Gbit/s of payload.
+ */
+void vnic_series_rate(const struct vnic_series *s, size_t i, uint64_t window_ns, double *tps,
+		      double *gbps);
+/*
+ * CSV with a header line: t_s, transactions, bytes, tps_1s, gbps_1s (the
+ * one-second rates above), then per sampled queue txN_bql_limit,
+ * txN_bql_inflight, txN_used, then rxN_bufs_avail; one row per sample.
+ * 0 or -errno.
+ */
+int vnic_series_write_csv(const struct vnic_series *s, const char *path);
+int vnic_series_write_csv_file(const struct vnic_series *s, FILE *f);
+
+struct vnic_sampler;
+
+/* After vnic_topo_start (the queue counts are the negotiated ones). 0 or -errno. */
+int vnic_sampler_create(struct vnic_sampler **sm, struct vnic_series *s,
+			const struct vnic_topo *t);
+/* One sample at t_ns with the workload's results then. No allocation. */
+void vnic_sampler_take(struct vnic_sampler *sm, uint64_t t_ns,
+		       const struct vnic_work_results *res);
+void vnic_sampler_destroy(struct vnic_sampler *sm);
 
 /* ---------------------------------------------------------------------------
  * Commands
@@ -121,6 +232,11 @@ struct vnic_bench_opts {
 	double duration_s;
 	bool json;
 	bool quiet;
+	bool trace;			/* --trace: trace the traffic, report it */
+	bool ctl;			/* serve a control socket (default off; the command: on) */
+	const char *ctl_name;		/* --name; NULL: "bench-PID" */
+	uint32_t sample_ms;		/* --sample-ms: sampler period, 0 = off (default) */
+	const char *samples_path;	/* --samples FILE.csv: write the series there */
 };
 
 struct vnic_bench_run {
@@ -133,6 +249,10 @@ struct vnic_bench_run {
 	double cpu_s;
 	bool pools_full;		/* every driver pool full after quiesce and close */
 	bool quiesced;			/* all data acknowledged before close */
+	struct vnic_series series;	/* o->sample_ms: the samples of the run */
+	struct vnic_sampler *sampler;
+	struct vnic_ctl *ctl;		/* o->ctl: served until vnic_bench_run returns */
+	_Atomic bool stop;		/* any thread: end the traffic now (within 0.1 s) */
 };
 
 void vnic_bench_opts_default(struct vnic_bench_opts *o, enum vnic_workload wl);
@@ -145,5 +265,25 @@ int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o);
  */
 int vnic_bench_run(struct vnic_bench_run *r);
 void vnic_bench_cleanup(struct vnic_bench_run *r);
+/*
+ * Every counter of a run, live or finished: the workload's as "work.*"
+ * (transactions, bytes, tx_pkts, tx_segs, tx_bytes, rx_pkts, rx_segs,
+ * tsq_throttled, tsq_max) then vnic_topo_counters. The collect function of
+ * bench's control socket. Not reentrant (vnic_topo_counters is not).
+ */
+unsigned int vnic_bench_counters(void *run, struct vnic_counter *out, unsigned int max);
+
+/* `vnic stats [NAME] [--all] [--json] [--watch]` (stats.c). Returns the exit status. */
+int vnic_cmd_stats(int argc, char **argv);
+
+/* `vnic link [options]` (link.c): two namespaces joined by vnic, until a signal. Exit status. */
+int vnic_cmd_link(int argc, char **argv);
+
+/*
+ * `vnic experiment NAME|all|list [options]` (experiment.c): each seed's before
+ * and after policies side by side, as markdown tables, CSV and gnuplot PNGs
+ * (docs/EXPERIMENTS.md). Returns the exit status.
+ */
+int vnic_cmd_experiment(int argc, char **argv);
 
 #endif /* VNIC_APP_H */

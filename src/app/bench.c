@@ -8,9 +8,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "app.h"
 
@@ -24,6 +26,7 @@ enum {
 	OPT_HDR_MASK, OPT_DROP_MISSING, OPT_DEV_QUEUES,
 	OPT_COST_DIRECT, OPT_COST_INDIRECT, OPT_COST_CRQ, OPT_COST_DMA, OPT_COST_IRQ,
 	OPT_RATE, OPT_DELAY, OPT_LOSS, OPT_REORDER, OPT_CORRUPT, OPT_SEED, OPT_HELP,
+	OPT_TRACE, OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES,
 };
 
 static const struct option long_opts[] = {
@@ -70,6 +73,11 @@ static const struct option long_opts[] = {
 	{ "corrupt", required_argument, NULL, OPT_CORRUPT },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "help", no_argument, NULL, OPT_HELP },
+	{ "trace", no_argument, NULL, OPT_TRACE },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
+	{ "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+	{ "samples", required_argument, NULL, OPT_SAMPLES },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -80,7 +88,8 @@ static void usage(FILE *f)
 	      "  --sessions N        rr sessions, one transaction outstanding each (1)\n"
 	      "  --flows N           stream flows (1)\n"
 	      "  --size N            rr request and response size / stream bytes per flow\n"
-	      "                      (0 = until the duration ends) (rr: 1, stream: 0)\n"
+	      "                      (stream: the run ends when every flow has sent it;\n"
+	      "                      0 = until the duration ends) (rr: 1, stream: 0)\n"
 	      "  --req-size N, --resp-size N\n"
 	      "  --duration S        seconds of traffic (5)\n"
 	      "  --ipv6              IPv6 instead of IPv4\n"
@@ -109,7 +118,12 @@ static void usage(FILE *f)
 	      "  --rate BPS (k/M/G)  --delay-us N  --loss P  --reorder P  --corrupt P  --seed N\n"
 	      "output:\n"
 	      "  --json              one JSON object on stdout (docs/BENCH_JSON.md)\n"
-	      "  --quiet             no per-second lines on stderr\n",
+	      "  --quiet             no per-second lines on stderr\n"
+	      "  --trace             time the datapath functions; nested report (docs/TRACING.md)\n"
+	      "  --sample-ms N       sample BQL, queue depths and throughput every N ms (0 = off)\n"
+	      "  --samples FILE.csv  write the samples there (sampling every 10 ms unless set)\n"
+	      "control socket (docs/STATS.md; 'vnic stats' reads it):\n"
+	      "  --name NAME         instance name (bench-PID)   --no-ctl  no control socket\n",
 	      f);
 }
 
@@ -293,6 +307,26 @@ static int parse_opt(int c, const char *a, struct vnic_bench_opts *o)
 	case OPT_SEED:
 		err = vnic_arg_u64("--seed", a, 0, UINT64_MAX, &t->cable.seed);
 		break;
+	case OPT_TRACE:
+		o->trace = true;
+		break;
+	case OPT_NAME:
+		if (!vnic_ctl_name_valid(a)) {
+			fprintf(stderr, "vnic: --name: '%s' is not 1..63 of A-Z a-z 0-9 . _ - "
+					"(no leading '.')\n", a);
+			err = -EINVAL;
+		}
+		o->ctl_name = a;
+		break;
+	case OPT_NO_CTL:
+		o->ctl = false;
+		break;
+	case OPT_SAMPLE_MS:
+		err = parse_u32("--sample-ms", a, 0, 60000, &o->sample_ms);
+		break;
+	case OPT_SAMPLES:
+		o->samples_path = a;
+		break;
 	default:
 		err = parse_policy(c, a, &t->drv);
 		break;
@@ -313,9 +347,12 @@ void vnic_bench_opts_default(struct vnic_bench_opts *o, enum vnic_workload wl)
 
 int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o)
 {
+	bool sample_ms_set = false;	/* so that --samples alone turns sampling on */
 	int c, err;
 
 	vnic_bench_opts_default(o, VNIC_WL_RR);
+	/* The command serves its counters; library users (tests, experiments) opt in. */
+	o->ctl = true;
 	if (argc < 2 || argv[1][0] == '-') {
 		if (argc >= 2 && !strcmp(argv[1], "--help")) {
 			usage(stdout);
@@ -351,6 +388,7 @@ int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o)
 		err = parse_opt(c, optarg, o);
 		if (err)
 			return err;
+		sample_ms_set |= c == OPT_SAMPLE_MS;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "vnic bench: unexpected argument '%s'\n", argv[optind]);
@@ -358,8 +396,22 @@ int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o)
 	}
 	if (o->topo.drv.tso && !o->topo.drv.csum)
 		o->topo.drv.tso = false;
+	if (o->samples_path && !sample_ms_set)
+		o->sample_ms = 10;
+	if (o->samples_path && !o->sample_ms) {
+		fputs("vnic bench: --samples needs sampling on (--sample-ms above 0)\n", stderr);
+		return -EINVAL;
+	}
+	if (o->ctl_name && !o->ctl) {
+		fputs("vnic bench: --name names the control socket; --no-ctl turns it off\n",
+		      stderr);
+		return -EINVAL;
+	}
 	return 0;
 }
+
+/* Set by Ctrl-C in `vnic bench`: the run ends early and reports what it did. */
+static volatile sig_atomic_t bench_interrupted;
 
 static double cpu_seconds(void)
 {
@@ -383,49 +435,174 @@ static void sleep_ns(uint64_t ns)
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
 			       .tv_nsec = (long)(ns % 1000000000u) };
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	while (nanosleep(&ts, &ts) && errno == EINTR && !bench_interrupted)
 		;
 }
 
-/* Runs for the duration, printing a line a second on stderr for long runs. */
+/*
+ * Runs for the duration (or until Ctrl-C or r->stop), taking the samples and printing a
+ * line a second on stderr for long runs. A late wake-up skips the samples it
+ * missed rather than bunch them up, so samples stay about a period apart.
+ */
+/* No descriptor in flight on any tx queue of either driver, no frame on the cable. */
+static bool tx_rings_idle(const struct vnic_topo *t)
+{
+	struct vnic_cable_stats cs;
+	char name[32];
+	uint64_t used;
+
+	for (unsigned int dir = 0; dir < 2; dir++) {
+		vnic_cable_stats(t->cable, dir, &cs);
+		if (cs.rx_frames != cs.tx_frames)
+			return false;
+	}
+
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		for (unsigned int q = 0; q < VNIC_MAX_QUEUES; q++) {
+			snprintf(name, sizeof(name), "tx%u_used", q);
+			if (vnic_drv_counter(t->drv[s], name, &used))
+				break;
+			if (used)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A stream of a fixed size ends when every flow has delivered it all. */
+static bool stream_done(struct vnic_bench_run *r)
+{
+	struct vnic_work_results cur;
+
+	if (!r->st || !r->o->st.bytes)
+		return false;
+	vnic_stream_results(r->st, &cur);
+	return cur.bytes >= r->o->st.bytes * r->o->st.flows;
+}
+
 static void run_for(struct vnic_bench_run *r)
 {
 	uint64_t start = vnic_now_ns(), end = start + (uint64_t)(r->o->duration_s * 1e9);
+	uint64_t period = r->sampler ? r->series.period_ns : 0;
+	uint64_t next_sample = start, next_sec = start + 1000000000u, t_prev = start;
 	bool progress = r->o->duration_s > 2 && !r->o->quiet;
 	struct vnic_work_results prev = { 0 }, cur;
-	uint64_t t_prev = start;
 	unsigned int sec = 0;
+	uint64_t now = start;
 
 	for (;;) {
-		uint64_t now = vnic_now_ns(), next = t_prev + 1000000000u;
-		uint64_t wake = next < end ? next : end;
+		uint64_t wake;
 
-		if (now >= end)
+		now = vnic_now_ns();
+		if (period && now >= next_sample) {
+			results(r, &cur);
+			vnic_sampler_take(r->sampler, now - start, &cur);
+			/* On the grid when on time; never closer than half a period. */
+			next_sample += period;
+			if (next_sample < now + period / 2)
+				next_sample = now + period / 2;
+		}
+		if (now >= next_sec) {
+			if (progress) {
+				double dt = (double)(now - t_prev) / 1e9;
+
+				results(r, &cur);
+				fprintf(stderr,
+					"[%3u s] %10.0f tps %8.3f Gbit/s  errors %" PRIu64 "\n",
+					++sec, (double)(cur.transactions - prev.transactions) / dt,
+					(double)(cur.bytes - prev.bytes) * 8 / dt / 1e9,
+					cur.err.payload + cur.err.bad_csum);
+				prev = cur;
+			}
+			t_prev = now;
+			next_sec = now + 1000000000u;
+		}
+		if (now >= end || bench_interrupted ||
+		    atomic_load_explicit(&r->stop, memory_order_relaxed) || stream_done(r))
 			break;
+		/* Wake at least every 0.1 s to see a stop request. */
+		wake = now + 100000000u;
+		if (end < wake)
+			wake = end;
+		if (next_sec < wake)
+			wake = next_sec;
+		if (period && next_sample < wake)
+			wake = next_sample;
 		if (wake > now)
 			sleep_ns(wake - now);
-		now = vnic_now_ns();
-		if (now < next)
-			continue;
-		if (!progress) {
-			t_prev = now;
-			continue;
-		}
-		results(r, &cur);
-		double dt = (now - t_prev) / 1e9;
-		fprintf(stderr, "[%3u s] %10.0f tps %8.3f Gbit/s  errors %" PRIu64 "\n", ++sec,
-			(cur.transactions - prev.transactions) / dt,
-			(cur.bytes - prev.bytes) * 8 / dt / 1e9,
-			cur.err.payload + cur.err.bad_csum);
-		prev = cur;
-		t_prev = now;
 	}
-	r->elapsed_ns = vnic_now_ns() - start;
+	r->elapsed_ns = now - start;
 }
 
 static bool quiesced(struct vnic_bench_run *r)
 {
 	return r->rr ? vnic_rr_quiesced(r->rr) : vnic_stream_quiesced(r->st);
+}
+
+unsigned int vnic_bench_counters(void *run, struct vnic_counter *out, unsigned int max)
+{
+	struct vnic_bench_run *r = run;
+	struct vnic_work_results res;
+	unsigned int n = 0;
+
+	results(r, &res);
+#define W(f)                                                                                       \
+	do {                                                                                       \
+		if (n < max) {                                                                     \
+			snprintf(out[n].name, sizeof(out[n].name), "work.%s", #f);                 \
+			out[n].value = res.f;                                                      \
+		}                                                                                  \
+		n++;                                                                               \
+	} while (0)
+	W(transactions);
+	W(bytes);
+	W(tx_pkts);
+	W(tx_segs);
+	W(tx_bytes);
+	W(rx_pkts);
+	W(rx_segs);
+	W(tsq_throttled);
+	W(tsq_max);
+#undef W
+	return n + vnic_topo_counters(&r->topo, n < max ? out + n : NULL, n < max ? max - n : 0);
+}
+
+/* The optional parts of a run: control socket, sampler. 0 or -errno (message printed). */
+static int extras_start(struct vnic_bench_run *r)
+{
+	const struct vnic_bench_opts *o = r->o;
+	char name[VNIC_CTL_NAME_MAX];
+	int err;
+
+	if (o->ctl) {
+		if (o->ctl_name)
+			snprintf(name, sizeof(name), "%s", o->ctl_name);
+		else
+			vnic_ctl_default_name(name, sizeof(name), "bench");
+		err = vnic_ctl_serve_start(&r->ctl, name, vnic_bench_counters, r);
+		if (err == -EADDRINUSE) {
+			fprintf(stderr, "vnic bench: an instance named '%s' is running\n", name);
+			return err;
+		}
+		/* A bench is still worth running without its socket, unless it was named. */
+		if (err && o->ctl_name) {
+			fprintf(stderr, "vnic bench: control socket '%s': %s\n", name,
+				strerror(-err));
+			return err;
+		}
+		if (err && !o->quiet)
+			fprintf(stderr, "vnic bench: no control socket (%s); running without\n",
+				strerror(-err));
+	}
+	if (o->sample_ms) {
+		err = vnic_series_init(&r->series, (uint64_t)o->sample_ms * 1000000u,
+				       o->duration_s);
+		if (err) {
+			fprintf(stderr, "vnic bench: sampler: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
 }
 
 int vnic_bench_run(struct vnic_bench_run *r)
@@ -449,9 +626,23 @@ int vnic_bench_run(struct vnic_bench_run *r)
 		fprintf(stderr, "vnic bench: creating the workload: %s\n", strerror(-err));
 		goto out;
 	}
+	err = extras_start(r);
+	if (err)
+		goto out;
 	err = vnic_topo_start(t);
 	if (err)
 		goto out;
+	if (r->o->sample_ms) {
+		err = vnic_sampler_create(&r->sampler, &r->series, t);
+		if (err) {
+			fprintf(stderr, "vnic bench: sampler: %s\n", strerror(-err));
+			goto out;
+		}
+	}
+	if (r->o->trace) {
+		vnic_trace_reset();
+		vnic_trace_enable(true);
+	}
 
 	cpu0 = cpu_seconds();
 	if (r->rr)
@@ -461,26 +652,45 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	run_for(r);
 	results(r, &r->res);
 	r->cpu_s = cpu_seconds() - cpu0;
+	if (r->o->trace)
+		vnic_trace_enable(false);
 	if (r->rr)
 		vnic_rr_stop(r->rr);
 	else
 		vnic_stream_stop(r->st);
-	/* Let what is in flight land, so the pools can be checked full. */
+	/*
+	 * Let what is in flight land, so the pools can be checked full: the
+	 * hosts first (all data acknowledged), then the drivers (the last pure
+	 * ACKs may still sit in a tx ring, their tx_done already called when
+	 * the driver orphans).
+	 */
 	for (int i = 0; i < 2000 && !quiesced(r); i++)
 		sleep_ns(1000000);
 	r->quiesced = quiesced(r);
+	for (int i = 0; i < 2000 && !tx_rings_idle(t); i++)
+		sleep_ns(1000000);
 	err = vnic_topo_stop(t);
 	if (err)
 		fprintf(stderr, "vnic bench: closing: %s\n", strerror(-err));
 	r->pools_full = vnic_drv_pools_full(t->drv[0]) && vnic_drv_pools_full(t->drv[1]);
+	/* The socket goes with the traffic: reports read the counters from here on. */
+	vnic_ctl_serve_stop(r->ctl);
+	r->ctl = NULL;
 	return 0;
 out:
+	vnic_ctl_serve_stop(r->ctl);
+	r->ctl = NULL;
 	return err;
 }
 
 void vnic_bench_cleanup(struct vnic_bench_run *r)
 {
+	vnic_ctl_serve_stop(r->ctl);
+	r->ctl = NULL;
 	vnic_topo_stop(&r->topo);
+	vnic_sampler_destroy(r->sampler);
+	r->sampler = NULL;
+	vnic_series_fini(&r->series);
 	if (r->rr)
 		vnic_rr_destroy(r->rr);
 	if (r->st)
@@ -585,6 +795,9 @@ static void print_text(const struct vnic_bench_run *r)
 	       r->res.err.payload, r->res.err.bad_csum, r->res.err.lost, r->res.err.retransmits,
 	       r->res.err.tx_dropped);
 	printf("  pools     %s after quiesce\n", r->pools_full ? "full" : "NOT FULL");
+	if (r->sampler)
+		printf("  samples   %zu every %" PRIu32 " ms%s%s\n", r->series.count, o->sample_ms,
+		       o->samples_path ? " -> " : "", o->samples_path ? o->samples_path : "");
 	printf("  counters (both sides):\n");
 	for (i = 0; i < sizeof(key_counters) / sizeof(key_counters[0]); i++)
 		printf("    %-28s %12" PRIu64 "\n", key_counters[i].label,
@@ -604,6 +817,36 @@ static void print_text(const struct vnic_bench_run *r)
 	for (i = 0; i < n && i < 4096; i++)
 		if (all[i].value && (strstr(all[i].name, "drop") || strstr(all[i].name, "bad_")))
 			printf("    %-40s %12" PRIu64 "\n", all[i].name, all[i].value);
+}
+
+/*
+ * "trace": [ {row}, ... ]. The writer has no arrays, so the brackets are put
+ * here, laid out as it lays out objects.
+ */
+static void json_trace(struct vnic_json *j)
+{
+	unsigned int n = vnic_trace_rows(NULL, 0), got = 0, i;
+	struct vnic_trace_row *rows = n ? calloc(n, sizeof(*rows)) : NULL;
+
+	/* Tracing may still add paths between the two calls: use what fitted. */
+	if (rows) {
+		got = vnic_trace_rows(rows, n);
+		if (got > n)
+			got = n;
+	}
+	vnic_json_array(j, "trace");
+	for (i = 0; i < got; i++) {
+		vnic_json_object(j, NULL);
+		vnic_json_str(j, "name", rows[i].name);
+		vnic_json_str(j, "parent", rows[i].parent);
+		vnic_json_u64(j, "depth", rows[i].depth);
+		vnic_json_u64(j, "hits", rows[i].hits);
+		vnic_json_u64(j, "total_ns", rows[i].total_ns);
+		vnic_json_u64(j, "avg_ns", rows[i].avg_ns);
+		vnic_json_close(j);
+	}
+	vnic_json_array_close(j);
+	free(rows);
 }
 
 static void print_json(const struct vnic_bench_run *r)
@@ -682,7 +925,28 @@ static void print_json(const struct vnic_bench_run *r)
 	for (i = 0; i < n && i < 4096; i++)
 		vnic_json_u64(&j, all[i].name, all[i].value);
 	vnic_json_close(&j);
+	if (o->trace)
+		json_trace(&j);
 	vnic_json_end(&j);
+}
+
+static void interrupted(int sig)
+{
+	(void)sig;
+	bench_interrupted = 1;
+}
+
+/*
+ * The first Ctrl-C ends the run early (the report covers what ran, and the
+ * control socket is removed); a second one kills as usual.
+ */
+static void on_interrupt(void)
+{
+	struct sigaction sa = { .sa_handler = interrupted, .sa_flags = (int)SA_RESETHAND };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 int vnic_cmd_bench(int argc, char **argv)
@@ -702,12 +966,24 @@ int vnic_cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	r->o = &o;
+	on_interrupt();
 	err = vnic_bench_run(r);
 	if (!err) {
-		if (o.json)
+		if (o.json) {
 			print_json(r);
-		else
+		} else {
 			print_text(r);
+			if (o.trace) {
+				putchar('\n');
+				vnic_trace_report(stdout);
+			}
+		}
+		if (o.samples_path) {
+			err = vnic_series_write_csv(&r->series, o.samples_path);
+			if (err)
+				fprintf(stderr, "vnic bench: writing %s: %s\n", o.samples_path,
+					strerror(-err));
+		}
 	}
 	vnic_bench_cleanup(r);
 	free(r);

@@ -64,6 +64,25 @@ void vnic_json_close(struct vnic_json *j)
 	j->need_comma = true;
 }
 
+void vnic_json_array(struct vnic_json *j, const char *key)
+{
+	put_key(j, key);
+	fputc('[', j->f);
+	j->depth++;
+	j->need_comma = false;
+}
+
+void vnic_json_array_close(struct vnic_json *j)
+{
+	bool empty = !j->need_comma;
+
+	j->depth--;
+	if (!empty)
+		indent(j);
+	fputc(']', j->f);
+	j->need_comma = true;
+}
+
 void vnic_json_str(struct vnic_json *j, const char *key, const char *v)
 {
 	put_key(j, key);

@@ -178,7 +178,8 @@ enum { COUNTERS_PER_OBJECT = 1024 };
 unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *out,
 				unsigned int max)
 {
-	static struct vnic_counter tmp[COUNTERS_PER_OBJECT];
+	/* Per thread: the control socket's thread and the main thread may both ask. */
+	static _Thread_local struct vnic_counter tmp[COUNTERS_PER_OBJECT];
 	unsigned int at = 0, n, s;
 	char prefix[32];
 
@@ -226,13 +227,13 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 
 		n = 0;
 		snprintf(tmp[n].name, sizeof(tmp[n].name), "sleeps");
-		tmp[n++].value = t->cpu[s].stats.sleeps;
+		tmp[n++].value = vnic_ctr_read(&t->cpu[s].stats.sleeps);
 		snprintf(tmp[n].name, sizeof(tmp[n].name), "wakeups");
 		tmp[n++].value = atomic_load(&((struct vnic_cpu *)&t->cpu[s])->wakeups_in);
 		snprintf(tmp[n].name, sizeof(tmp[n].name), "busy_polls");
-		tmp[n++].value = t->cpu[s].stats.busy_polls;
+		tmp[n++].value = vnic_ctr_read(&t->cpu[s].stats.busy_polls);
 		snprintf(tmp[n].name, sizeof(tmp[n].name), "loops");
-		tmp[n++].value = t->cpu[s].stats.loops;
+		tmp[n++].value = vnic_ctr_read(&t->cpu[s].stats.loops);
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
 		at = add_prefixed(out, max, at, prefix, tmp, n);
 	}
@@ -241,7 +242,7 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 
 uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name)
 {
-	static struct vnic_counter all[4 * COUNTERS_PER_OBJECT];
+	static _Thread_local struct vnic_counter all[4 * COUNTERS_PER_OBJECT];
 	unsigned int n = vnic_topo_counters(t, all, 4 * COUNTERS_PER_OBJECT);
 
 	for (unsigned int i = 0; i < n && i < 4 * COUNTERS_PER_OBJECT; i++)

@@ -1,0 +1,1210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `vnic link`: two network namespaces joined by vnic, so any program talks
+ * across it with the kernel's own TCP/IP (docs/LINK.md).
+ *
+ *   netns A                                                             netns B
+ *   vnic0 (TAP) -> driver A -> hv A -> device A ==cable== device B -> hv B -> driver B -> vnic0
+ *   \___________________ thread a __________________/  \____________ thread b ___________/
+ *
+ * With --backing IFNAME there is one vNIC: the TAP in namespace A, and its
+ * device on an AF_PACKET wire on IFNAME instead of the cable, as a VIOS
+ * backs an ibmvnic with a physical adapter.
+ *
+ * The TAPs are opened in our own namespace and moved into theirs with
+ * RTM_NEWLINK IFLA_NET_NS_FD (renamed on the way, so the temporary name can
+ * be unique here and the final one the same in both namespaces). Everything
+ * created is recorded and removed at the end: the namespaces we made (not
+ * those we attached to), the TAPs (they vanish with their fds).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "link_int.h"
+
+enum {
+	SIDES = 2,
+	HOST_PKTS_MIN = 256,	/* TAP read bursts (64) per queue, with room to keep some */
+	MAX_COUNTERS = 8192,
+};
+
+static const char *const side_name[SIDES] = { "a", "b" };
+
+struct link_opts {
+	struct vnic_topo_config topo;	/* drivers, devices, cable, cost model */
+	const char *ns[SIDES];
+	bool ns_given[SIDES];		/* attach to ns[s]; else create it */
+	const char *addr[SIDES];	/* "none" = no address of that family */
+	const char *addr6[SIDES];
+	const char *ifname;		/* the TAP's name inside its namespace */
+	const char *pcap;
+	const char *backing;
+	double duration_s;		/* 0 = until a signal */
+	uint32_t tap_batch;
+	unsigned int threads;		/* cpu threads: 2 (a side each) or 1 (both sides) */
+	bool no_vnet_hdr;
+	bool quiet;
+	bool ctl;			/* serve the counters to `vnic stats` */
+	const char *ctl_name;
+};
+
+struct link_side {
+	struct vnic_cpu own_cpu;
+	bool cpu_init;			/* own_cpu initialised (and this side's to run) */
+	struct vnic_cpu *cpu;		/* own_cpu, or side a's with --threads 1 */
+	struct vnic_hv *hv;
+	struct vnic_dev *dev;
+	struct vnic_drv *drv;
+	struct vnic_pkt_pool pool;	/* what the TAP reads into */
+	struct vnic_tap *tap;
+	struct vnic_wire *wire;		/* the device's (maybe the pcap wrapper) */
+	char tmp_ifname[IFNAMSIZ];
+	/* namespace */
+	const char *ns;
+	int ns_fd;
+	bool ns_created;
+	struct vnic_nl nl;		/* a route socket inside the namespace */
+	int ifindex;			/* of the TAP, inside the namespace */
+	struct vnic_nl_addr a4, a6;
+	bool has4, has6;
+};
+
+struct link {
+	struct link_opts *o;
+	unsigned int nsides;
+	struct link_side side[SIDES];
+	struct vnic_cable *cable;
+	struct vnic_wire *backing;
+	struct vnic_pcap *pcap;
+	struct vnic_ctl *ctl;
+	bool cpus_started;
+};
+
+/* ---------------------------------------------------------------------------
+ * Options: the vNIC, policy, device, cost-model and cable flags of `vnic
+ * bench` (same names, same ranges) and link's own.
+ * ------------------------------------------------------------------------- */
+
+enum {
+	OPT_QUEUES = 256, OPT_MTU, OPT_ENTRIES, OPT_RX_ENTRIES, OPT_IND_DESCS, OPT_NO_TSO,
+	OPT_NO_CSUM, OPT_BUSY_POLL, OPT_QUIET, OPT_RX_REPLENISH, OPT_TX_HDR_BUILD, OPT_TX_SUBMIT,
+	OPT_BQL_COMPLETE, OPT_TX_CSUM, OPT_RX_DELIVER, OPT_TX_RECLAIM, OPT_RECLAIM_US, OPT_NO_BQL,
+	OPT_HDR_MASK, OPT_DROP_MISSING, OPT_DEV_QUEUES, OPT_COST_DIRECT, OPT_COST_INDIRECT,
+	OPT_COST_CRQ, OPT_COST_DMA, OPT_COST_IRQ, OPT_RATE, OPT_DELAY, OPT_LOSS, OPT_REORDER,
+	OPT_CORRUPT, OPT_SEED, OPT_NS_A, OPT_NS_B, OPT_ADDR_A, OPT_ADDR_B, OPT_ADDR6_A,
+	OPT_ADDR6_B, OPT_IFNAME, OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH,
+	OPT_NO_VNET_HDR, OPT_NAME, OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_THREADS, OPT_HELP,
+};
+
+static const struct option long_opts[] = {
+	{ "queues", required_argument, NULL, OPT_QUEUES },
+	{ "mtu", required_argument, NULL, OPT_MTU },
+	{ "tx-entries", required_argument, NULL, OPT_ENTRIES },
+	{ "rx-entries", required_argument, NULL, OPT_RX_ENTRIES },
+	{ "ind-descs", required_argument, NULL, OPT_IND_DESCS },
+	{ "no-tso", no_argument, NULL, OPT_NO_TSO },
+	{ "no-csum", no_argument, NULL, OPT_NO_CSUM },
+	{ "busy-poll-us", required_argument, NULL, OPT_BUSY_POLL },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "rx-replenish", required_argument, NULL, OPT_RX_REPLENISH },
+	{ "tx-hdr-build", required_argument, NULL, OPT_TX_HDR_BUILD },
+	{ "tx-submit", required_argument, NULL, OPT_TX_SUBMIT },
+	{ "bql-complete", required_argument, NULL, OPT_BQL_COMPLETE },
+	{ "tx-csum", required_argument, NULL, OPT_TX_CSUM },
+	{ "rx-deliver", required_argument, NULL, OPT_RX_DELIVER },
+	{ "tx-reclaim", required_argument, NULL, OPT_TX_RECLAIM },
+	{ "reclaim-us", required_argument, NULL, OPT_RECLAIM_US },
+	{ "no-bql", no_argument, NULL, OPT_NO_BQL },
+	{ "hdr-mask", required_argument, NULL, OPT_HDR_MASK },
+	{ "drop-missing-hdrs", no_argument, NULL, OPT_DROP_MISSING },
+	{ "dev-queues", required_argument, NULL, OPT_DEV_QUEUES },
+	{ "cost-direct-ns", required_argument, NULL, OPT_COST_DIRECT },
+	{ "cost-indirect-ns", required_argument, NULL, OPT_COST_INDIRECT },
+	{ "cost-crq-ns", required_argument, NULL, OPT_COST_CRQ },
+	{ "cost-dma-ns-per-kib", required_argument, NULL, OPT_COST_DMA },
+	{ "cost-irq-ns", required_argument, NULL, OPT_COST_IRQ },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "delay-us", required_argument, NULL, OPT_DELAY },
+	{ "loss", required_argument, NULL, OPT_LOSS },
+	{ "reorder", required_argument, NULL, OPT_REORDER },
+	{ "corrupt", required_argument, NULL, OPT_CORRUPT },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "ns-a", required_argument, NULL, OPT_NS_A },
+	{ "ns-b", required_argument, NULL, OPT_NS_B },
+	{ "new-ns-a", required_argument, NULL, OPT_NEW_NS_A },
+	{ "new-ns-b", required_argument, NULL, OPT_NEW_NS_B },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "addr-a", required_argument, NULL, OPT_ADDR_A },
+	{ "addr-b", required_argument, NULL, OPT_ADDR_B },
+	{ "addr6-a", required_argument, NULL, OPT_ADDR6_A },
+	{ "addr6-b", required_argument, NULL, OPT_ADDR6_B },
+	{ "ifname", required_argument, NULL, OPT_IFNAME },
+	{ "pcap", required_argument, NULL, OPT_PCAP },
+	{ "backing", required_argument, NULL, OPT_BACKING },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
+	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: vnic link [options]   (root: creates namespaces and TAPs; docs/LINK.md)\n"
+	      "namespaces and addresses:\n"
+	      "  --ns-a NAME, --ns-b NAME     attach to existing namespaces instead of creating\n"
+	      "                               vnic-a and vnic-b\n"
+	      "  --new-ns-a NAME, --new-ns-b NAME   create (and remove) these instead\n"
+	      "  --addr-a A/P, --addr-b A/P   IPv4 (10.99.0.1/24, 10.99.0.2/24; 'none' for none)\n"
+	      "  --addr6-a A/P, --addr6-b A/P IPv6 (fd00:99::1/64, fd00:99::2/64; or 'none')\n"
+	      "  --ifname NAME       the TAP's name in each namespace (vnic0)\n"
+	      "  --backing IFNAME    back the vNIC's device with IFNAME through AF_PACKET instead\n"
+	      "                      of the cable: one vNIC, one namespace (A)\n"
+	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
+	      "  --duration S        stop after S seconds (default: at SIGINT or SIGTERM)\n"
+	      "  --quiet             no per-second lines\n"
+	      "  --name NAME         instance name for 'vnic stats' (link-PID)\n"
+	      "  --no-ctl            no control socket\n"
+	      "TAP:\n"
+	      "  --threads 1|2       datapath threads: one per side (2), or both sides on one (1)\n"
+	      "  --tap-batch N       packets per TAP read burst (64)\n"
+	      "  --no-vnet-hdr       plain frames, no offloads between the kernel and vnic\n"
+	      "vNIC:\n"
+	      "  --queues N          queue pairs to negotiate, one TAP queue each (1)\n"
+	      "  --mtu N             L3 MTU, 68..9000 (1500)\n"
+	      "  --tx-entries N, --rx-entries N   descriptors per queue (512)\n"
+	      "  --ind-descs N       indirect descriptors per send, 1..128 (16)\n"
+	      "  --no-tso, --no-csum the vNIC offers no TSO / no checksum offload to the kernel\n"
+	      "  --no-bql            byte queue limits off\n"
+	      "  --busy-poll-us N    cpu spin before sleeping (0)\n"
+	      "policies (default first):\n"
+	      "  --rx-replenish low|always      --tx-hdr-build direct|copy\n"
+	      "  --tx-submit auto|indirect      --bql-complete per-round|per-entry\n"
+	      "  --tx-csum sw-direct|hw-headers|hw-noheaders\n"
+	      "  --rx-deliver gro-list|gro|list --tx-reclaim irq|lazy|napi|orphan\n"
+	      "  --reclaim-us N      tx-reclaim=lazy timer (1000)\n"
+	      "device:\n"
+	      "  --hdr-mask cautious|exact      --drop-missing-hdrs\n"
+	      "  --dev-queues N      most queues the device grants (4)\n"
+	      "cost model (ns, all 0 by default):\n"
+	      "  --cost-direct-ns --cost-indirect-ns --cost-crq-ns --cost-dma-ns-per-kib\n"
+	      "  --cost-irq-ns\n"
+	      "cable (not with --backing):\n"
+	      "  --rate BPS (k/M/G)  --delay-us N  --loss P  --reorder P  --corrupt P  --seed N\n",
+	      f);
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+	int err = vnic_arg_u64(opt, s, min, max, &v);
+
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
+}
+
+static int bad_choice(const char *opt, const char *s, const char *choices)
+{
+	fprintf(stderr, "vnic: %s: '%s' is not one of %s\n", opt, s, choices);
+	return -EINVAL;
+}
+
+static int parse_policy(int c, const char *s, struct vnic_drv_config *d)
+{
+	switch (c) {
+	case OPT_RX_REPLENISH:
+		return vnic_drv_rx_replenish_parse(s, &d->rx_replenish) ?
+			       bad_choice("--rx-replenish", s, "low, always") : 0;
+	case OPT_TX_HDR_BUILD:
+		return vnic_drv_tx_hdr_build_parse(s, &d->tx_hdr_build) ?
+			       bad_choice("--tx-hdr-build", s, "direct, copy") : 0;
+	case OPT_TX_SUBMIT:
+		return vnic_drv_tx_submit_parse(s, &d->tx_submit) ?
+			       bad_choice("--tx-submit", s, "auto, indirect") : 0;
+	case OPT_BQL_COMPLETE:
+		return vnic_drv_bql_complete_parse(s, &d->bql_complete) ?
+			       bad_choice("--bql-complete", s, "per-round, per-entry") : 0;
+	case OPT_TX_CSUM:
+		return vnic_drv_tx_csum_parse(s, &d->tx_csum) ?
+			       bad_choice("--tx-csum", s, "sw-direct, hw-headers, hw-noheaders") :
+			       0;
+	case OPT_RX_DELIVER:
+		return vnic_deliver_mode_parse(s, &d->rx_deliver) ?
+			       bad_choice("--rx-deliver", s, "gro-list, gro, list") : 0;
+	case OPT_TX_RECLAIM:
+		return vnic_drv_tx_reclaim_parse(s, &d->tx_reclaim) ?
+			       bad_choice("--tx-reclaim", s, "irq, lazy, napi, orphan") : 0;
+	}
+	return -EINVAL;
+}
+
+/* The vNIC, device, cost-model and cable flags, as `vnic bench` reads them. */
+static int parse_topo_opt(int c, const char *a, struct vnic_topo_config *t)
+{
+	uint64_t v;
+	int err = 0;
+
+	switch (c) {
+	case OPT_QUEUES:
+		err = vnic_arg_u64("--queues", a, 1, VNIC_TAP_MAX_QUEUES, &v);
+		t->drv.tx_queues = t->drv.rx_queues = (unsigned int)v;
+		break;
+	case OPT_MTU:
+		err = parse_u32("--mtu", a, VNIC_DRV_MIN_MTU, VNIC_DRV_MAX_MTU, &t->drv.mtu);
+		t->cable.mtu = t->drv.mtu;
+		break;
+	case OPT_ENTRIES:
+		err = parse_u32("--tx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.tx_entries);
+		break;
+	case OPT_RX_ENTRIES:
+		err = parse_u32("--rx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.rx_entries);
+		break;
+	case OPT_IND_DESCS:
+		err = parse_u32("--ind-descs", a, 1, VNIC_MAX_IND_DESCS, &t->drv.max_ind_descs);
+		break;
+	case OPT_NO_TSO:
+		t->drv.tso = false;
+		break;
+	case OPT_NO_CSUM:
+		t->drv.csum = false;
+		break;
+	case OPT_BUSY_POLL:
+		err = vnic_arg_u64("--busy-poll-us", a, 0, 1000000, &v);
+		t->busy_poll_ns = v * 1000;
+		break;
+	case OPT_RECLAIM_US:
+		err = vnic_arg_u64("--reclaim-us", a, 1, 10000000, &v);
+		t->drv.reclaim_ns = v * 1000;
+		break;
+	case OPT_NO_BQL:
+		t->drv.bql = false;
+		break;
+	case OPT_HDR_MASK:
+		if (!strcmp(a, "cautious"))
+			t->dev.hdr_mask = VNIC_DEV_HDRS_CAUTIOUS;
+		else if (!strcmp(a, "exact"))
+			t->dev.hdr_mask = VNIC_DEV_HDRS_EXACT;
+		else
+			err = bad_choice("--hdr-mask", a, "cautious, exact");
+		break;
+	case OPT_DROP_MISSING:
+		t->dev.drop_missing_hdrs = true;
+		break;
+	case OPT_DEV_QUEUES:
+		err = parse_u32("--dev-queues", a, 1, VNIC_MAX_QUEUES, &t->dev.max_tx_queues);
+		t->dev.max_rx_queues = t->dev.max_tx_queues;
+		break;
+	case OPT_COST_DIRECT:
+		err = vnic_arg_u64("--cost-direct-ns", a, 0, 1000000000, &t->cost.hcall_direct_ns);
+		break;
+	case OPT_COST_INDIRECT:
+		err = vnic_arg_u64("--cost-indirect-ns", a, 0, 1000000000,
+				   &t->cost.hcall_indirect_ns);
+		break;
+	case OPT_COST_CRQ:
+		err = vnic_arg_u64("--cost-crq-ns", a, 0, 1000000000, &t->cost.hcall_crq_ns);
+		break;
+	case OPT_COST_DMA:
+		err = vnic_arg_u64("--cost-dma-ns-per-kib", a, 0, 1000000000,
+				   &t->cost.dma_ns_per_kib);
+		break;
+	case OPT_COST_IRQ:
+		err = vnic_arg_u64("--cost-irq-ns", a, 0, 1000000000, &t->cost.irq_ns);
+		break;
+	case OPT_RATE:
+		err = vnic_arg_si("--rate", a, &t->cable.rate_bps);
+		break;
+	case OPT_DELAY:
+		err = vnic_arg_u64("--delay-us", a, 0, 10000000, &v);
+		t->cable.delay_ns = v * 1000;
+		break;
+	case OPT_LOSS:
+		err = vnic_arg_double("--loss", a, 0, 0.5, &t->cable.loss);
+		break;
+	case OPT_REORDER:
+		err = vnic_arg_double("--reorder", a, 0, 0.5, &t->cable.reorder);
+		break;
+	case OPT_CORRUPT:
+		err = vnic_arg_double("--corrupt", a, 0, 0.5, &t->cable.corrupt);
+		break;
+	case OPT_SEED:
+		err = vnic_arg_u64("--seed", a, 0, UINT64_MAX, &t->cable.seed);
+		break;
+	default:
+		err = parse_policy(c, a, &t->drv);
+		break;
+	}
+	return err;
+}
+
+static int check_ifname(const char *opt, const char *s)
+{
+	if (!*s || strlen(s) >= IFNAMSIZ || strchr(s, '/') || strchr(s, ' ')) {
+		fprintf(stderr, "vnic: %s: '%s' is not an interface name (1..%d characters)\n", opt,
+			s, IFNAMSIZ - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_opt(int c, const char *a, struct link_opts *o)
+{
+	uint64_t v;
+
+	switch (c) {
+	case OPT_NS_A:
+	case OPT_NS_B:
+		o->ns[c - OPT_NS_A] = a;
+		o->ns_given[c - OPT_NS_A] = true;
+		return 0;
+	case OPT_NEW_NS_A:
+	case OPT_NEW_NS_B:
+		o->ns[c - OPT_NEW_NS_A] = a;
+		o->ns_given[c - OPT_NEW_NS_A] = false;
+		return 0;
+	case OPT_ADDR_A:
+	case OPT_ADDR_B:
+		o->addr[c - OPT_ADDR_A] = a;
+		return 0;
+	case OPT_ADDR6_A:
+	case OPT_ADDR6_B:
+		o->addr6[c - OPT_ADDR6_A] = a;
+		return 0;
+	case OPT_IFNAME:
+		o->ifname = a;
+		return check_ifname("--ifname", a);
+	case OPT_PCAP:
+		o->pcap = a;
+		return 0;
+	case OPT_BACKING:
+		o->backing = a;
+		return check_ifname("--backing", a);
+	case OPT_DURATION:
+		return vnic_arg_double("--duration", a, 0.1, 1e9, &o->duration_s);
+	case OPT_TAP_BATCH: {
+		int err = vnic_arg_u64("--tap-batch", a, 1, 1024, &v);
+
+		o->tap_batch = (uint32_t)v;
+		return err;
+	}
+	case OPT_THREADS: {
+		int err = vnic_arg_u64("--threads", a, 1, 2, &v);
+
+		o->threads = (unsigned int)v;
+		return err;
+	}
+	case OPT_NO_VNET_HDR:
+		o->no_vnet_hdr = true;
+		return 0;
+	case OPT_QUIET:
+		o->quiet = true;
+		return 0;
+	case OPT_NAME:
+		if (!vnic_ctl_name_valid(a)) {
+			fprintf(stderr, "vnic: --name: '%s' is not 1..63 of A-Z a-z 0-9 . _ - "
+					"(no leading '.')\n", a);
+			return -EINVAL;
+		}
+		o->ctl_name = a;
+		return 0;
+	case OPT_NO_CTL:
+		o->ctl = false;
+		return 0;
+	}
+	return parse_topo_opt(c, a, &o->topo);
+}
+
+static void opts_default(struct link_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	vnic_topo_config_default(&o->topo);
+	/*
+	 * No spinning before sleep: the programs at both ends of a link need
+	 * the same few cores, and 50 us of spin per idle (bench's default,
+	 * where vnic is alone) cost real traffic 3x in round-trip time and
+	 * half the request rate here (docs/LINK.md).
+	 */
+	o->topo.busy_poll_ns = 0;
+	o->ns[0] = "vnic-a";
+	o->ns[1] = "vnic-b";
+	o->addr[0] = "10.99.0.1/24";
+	o->addr[1] = "10.99.0.2/24";
+	o->addr6[0] = "fd00:99::1/64";
+	o->addr6[1] = "fd00:99::2/64";
+	o->ifname = "vnic0";
+	o->ctl = true;
+	o->threads = SIDES;
+}
+
+/* 0, 1 (help printed) or -EINVAL (message printed). argv[0] is "link". */
+static int parse_args(int argc, char **argv, struct link_opts *o)
+{
+	int c, err;
+
+	opts_default(o);
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+		if (c == OPT_HELP) {
+			usage(stdout);
+			return 1;
+		}
+		if (c == '?') {
+			if (optopt)
+				fprintf(stderr, "vnic link: option '%s' needs a value\n",
+					argv[optind - 1]);
+			else
+				fprintf(stderr, "vnic link: unknown option '%s'\n",
+					argv[optind - 1]);
+			return -EINVAL;
+		}
+		err = parse_opt(c, optarg, o);
+		if (err)
+			return err;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vnic link: unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->topo.drv.tso && !o->topo.drv.csum)
+		o->topo.drv.tso = false;
+	if (!o->backing && !strcmp(o->ns[0], o->ns[1])) {
+		fputs("vnic link: --ns-a and --ns-b name the same namespace\n", stderr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Errors a user meets: one line each, then exit status 1.
+ * ------------------------------------------------------------------------- */
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vnic link: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* CAP_NET_ADMIN for TAPs and rtnetlink, CAP_SYS_ADMIN for unshare, setns and the bind mount. */
+static bool have_caps(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return (d[0].effective & (1u << CAP_NET_ADMIN)) && (d[0].effective & (1u << CAP_SYS_ADMIN));
+}
+
+static int preflight(void)
+{
+	if (!have_caps())
+		return fail("needs root (CAP_NET_ADMIN) to create namespaces and TAPs");
+	if (access("/dev/net/tun", R_OK | W_OK))
+		return fail("no /dev/net/tun (%s): load the tun module (modprobe tun) or give the "
+			    "container the device", strerror(errno));
+	return 0;
+}
+
+static int parse_addrs(struct link *l)
+{
+	struct link_opts *o = l->o;
+	char b1[INET6_ADDRSTRLEN];
+
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+
+		if (strcmp(o->addr[s], "none")) {
+			if (vnic_nl_addr_parse(o->addr[s], AF_INET, &sd->a4))
+				return fail("--addr-%s: '%s' is not an IPv4 address/prefix",
+					    side_name[s], o->addr[s]);
+			sd->has4 = true;
+		}
+		if (strcmp(o->addr6[s], "none")) {
+			if (vnic_nl_addr_parse(o->addr6[s], AF_INET6, &sd->a6))
+				return fail("--addr6-%s: '%s' is not an IPv6 address/prefix",
+					    side_name[s], o->addr6[s]);
+			/* Linux turns IPv6 off on a link below the IPv6 minimum MTU. */
+			sd->has6 = o->topo.drv.mtu >= 1280;
+			if (!sd->has6)
+				fprintf(stderr,
+					"vnic link: MTU %u is below IPv6's 1280: no IPv6 address\n",
+					o->topo.drv.mtu);
+		}
+	}
+	if (l->nsides == 2) {
+		if (l->side[0].has4 && l->side[1].has4 &&
+		    !memcmp(l->side[0].a4.addr, l->side[1].a4.addr, 4))
+			return fail("address %s given to both sides",
+				    vnic_nl_addr_str(&l->side[0].a4, b1, sizeof(b1)));
+		if (l->side[0].has6 && l->side[1].has6 &&
+		    !memcmp(l->side[0].a6.addr, l->side[1].a6.addr, 16))
+			return fail("address %s given to both sides",
+				    vnic_nl_addr_str(&l->side[0].a6, b1, sizeof(b1)));
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Namespaces
+ * ------------------------------------------------------------------------- */
+
+static int addr_free(struct link_side *sd, const struct vnic_nl_addr *a)
+{
+	char buf[INET6_ADDRSTRLEN];
+	int owner = vnic_nl_addr_owner(&sd->nl, a);
+
+	if (owner < 0)
+		return fail("reading the addresses of namespace %s: %s", sd->ns, strerror(-owner));
+	if (owner > 0)
+		return fail("address %s already in use in namespace %s",
+			    vnic_nl_addr_str(a, buf, sizeof(buf)), sd->ns);
+	return 0;
+}
+
+static int setup_ns(struct link *l, unsigned int s)
+{
+	struct link_side *sd = &l->side[s];
+	int err;
+
+	sd->ns = l->o->ns[s];
+	if (l->o->ns_given[s]) {
+		sd->ns_fd = vnic_netns_open(sd->ns);
+		if (sd->ns_fd == -ENOENT)
+			return fail("namespace %s does not exist (ip netns list)", sd->ns);
+		if (sd->ns_fd < 0)
+			return fail("namespace %s: %s", sd->ns, strerror(-sd->ns_fd));
+	} else {
+		err = vnic_netns_create(sd->ns);
+		if (err == -EEXIST)
+			return fail("namespace %s already exists: remove it (ip netns del %s) or "
+				    "attach to it with --ns-a/--ns-b", sd->ns, sd->ns);
+		if (err == -EINVAL)
+			return fail("'%s' is not a valid namespace name", sd->ns);
+		if (err)
+			return fail("creating namespace %s: %s", sd->ns, strerror(-err));
+		sd->ns_created = true;
+		sd->ns_fd = vnic_netns_open(sd->ns);
+		if (sd->ns_fd < 0)
+			return fail("namespace %s: %s", sd->ns, strerror(-sd->ns_fd));
+	}
+	err = vnic_nl_open(&sd->nl, sd->ns_fd);
+	if (err)
+		return fail("rtnetlink in namespace %s: %s", sd->ns, strerror(-err));
+	err = vnic_nl_link_index(&sd->nl, l->o->ifname);
+	if (err > 0)
+		return fail("an interface called %s already exists in namespace %s (--ifname)",
+			    l->o->ifname, sd->ns);
+	if (sd->has4 && addr_free(sd, &sd->a4))
+		return -1;
+	if (sd->has6 && addr_free(sd, &sd->a6))
+		return -1;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * The vNICs
+ * ------------------------------------------------------------------------- */
+
+static int build_side(struct link *l, unsigned int s)
+{
+	const struct vnic_topo_config *t = &l->o->topo;
+	struct link_side *sd = &l->side[s];
+	struct vnic_drv_config dcfg = t->drv;
+	struct vnic_tap_config tcfg = {
+		.ifname = sd->tmp_ifname,
+		.no_vnet_hdr = l->o->no_vnet_hdr,
+		.batch = l->o->tap_batch,
+	};
+	uint32_t pkts = dcfg.tx_queues * 2 * VNIC_TAP_DEFAULT_BATCH;
+	unsigned int pid = (unsigned int)getpid();
+	int err;
+
+	err = vnic_hv_create(&sd->hv, t->hv_max_ind_descs, &t->cost);
+	if (err)
+		return fail("hypervisor %s: %s", side_name[s], strerror(-err));
+	err = vnic_dev_create(&sd->dev, sd->hv, sd->wire, sd->cpu, &t->dev);
+	if (err)
+		return fail("device %s: %s", side_name[s], strerror(-err));
+	dcfg.cpu = sd->cpu;
+	dcfg.name = s ? "vnic-b" : "vnic-a";
+	/* Locally administered, and different per run: a backing L2 may see several. */
+	dcfg.mac[0] = 0x02;
+	dcfg.mac[1] = 0x76; /* 'v' */
+	dcfg.mac[2] = 0x6e; /* 'n' */
+	dcfg.mac[3] = (uint8_t)(pid >> 8);
+	dcfg.mac[4] = (uint8_t)pid;
+	dcfg.mac[5] = (uint8_t)(0x0a + s);
+	err = vnic_drv_create(&sd->drv, sd->hv, &dcfg);
+	if (err)
+		return fail("driver %s: %s", side_name[s], strerror(-err));
+	err = vnic_pkt_pool_init(&sd->pool, pkts > HOST_PKTS_MIN ? pkts : HOST_PKTS_MIN,
+				 t->host_buf_size, 128);
+	if (err)
+		return fail("packet pool %s: %s", side_name[s], strerror(-err));
+	snprintf(sd->tmp_ifname, sizeof(sd->tmp_ifname), "vnic%u%s", pid, side_name[s]);
+	err = vnic_tap_create(&sd->tap, vnic_drv_netdev(sd->drv), &sd->pool, &tcfg);
+	if (err == -ENOENT)
+		return fail("no /dev/net/tun: load the tun module (modprobe tun)");
+	if (err == -EPERM)
+		return fail("needs root (CAP_NET_ADMIN) to create namespaces and TAPs");
+	if (err == -EBUSY)
+		return fail("an interface called %s exists already", sd->tmp_ifname);
+	if (err)
+		return fail("TAP %s: %s", side_name[s], strerror(-err));
+	return 0;
+}
+
+static int build(struct link *l)
+{
+	const struct vnic_topo_config *t = &l->o->topo;
+	char errbuf[256];
+	int err;
+
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		if (s >= l->o->threads) {
+			l->side[s].cpu = l->side[0].cpu;
+			continue;
+		}
+		err = vnic_cpu_init(&l->side[s].own_cpu, side_name[s], t->busy_poll_ns);
+		if (err)
+			return fail("cpu %s: %s", side_name[s], strerror(-err));
+		l->side[s].cpu_init = true;
+		l->side[s].cpu = &l->side[s].own_cpu;
+	}
+	if (l->o->backing) {
+		err = vnic_afpacket_create(&l->backing, l->o->backing, t->drv.mtu, l->side[0].cpu);
+		if (err == -ENODEV)
+			return fail("--backing: no interface called %s", l->o->backing);
+		if (err)
+			return fail("--backing %s: %s", l->o->backing, strerror(-err));
+		l->side[0].wire = l->backing;
+	} else {
+		err = vnic_cable_create(&l->cable, &t->cable);
+		if (err)
+			return fail("cable: %s", strerror(-err));
+		for (unsigned int s = 0; s < SIDES; s++)
+			l->side[s].wire = vnic_cable_end(l->cable, s);
+	}
+	if (l->o->pcap) {
+		err = vnic_pcap_open(&l->pcap, l->o->pcap, l->side[0].wire->frame_size, errbuf);
+		if (err)
+			return fail("--pcap %s: %s", l->o->pcap,
+				    errbuf[0] ? errbuf : strerror(-err));
+		/*
+		 * Two vNICs: each side's transmissions are the two directions of
+		 * the cable. One: the backing wire's both directions.
+		 */
+		for (unsigned int s = 0; s < l->nsides; s++) {
+			l->side[s].wire = vnic_pcap_wrap(l->pcap, l->side[s].wire, true,
+							 l->nsides == 1);
+			if (!l->side[s].wire)
+				return fail("--pcap: out of memory");
+		}
+		err = vnic_pcap_start(l->pcap);
+		if (err)
+			return fail("--pcap: writer thread: %s", strerror(-err));
+	}
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		err = build_side(l, s);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Moves each TAP into its namespace under its final name. */
+static int move_taps(struct link *l)
+{
+	struct vnic_nl root;
+	int err;
+
+	err = vnic_nl_open(&root, -1);
+	if (err)
+		return fail("rtnetlink: %s", strerror(-err));
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+		int idx = vnic_nl_link_index(&root, vnic_tap_ifname(sd->tap));
+
+		if (idx < 0) {
+			err = fail("TAP %s: %s", vnic_tap_ifname(sd->tap), strerror(-idx));
+			break;
+		}
+		err = vnic_nl_link_move(&root, idx, sd->ns_fd, l->o->ifname);
+		if (err) {
+			err = fail("moving %s into namespace %s as %s: %s",
+				   vnic_tap_ifname(sd->tap), sd->ns, l->o->ifname, strerror(-err));
+			break;
+		}
+		sd->ifindex = vnic_nl_link_index(&sd->nl, l->o->ifname);
+		if (sd->ifindex < 0) {
+			err = fail("%s in namespace %s: %s", l->o->ifname, sd->ns,
+				   strerror(-sd->ifindex));
+			break;
+		}
+	}
+	vnic_nl_close(&root);
+	return err;
+}
+
+static int start(struct link *l)
+{
+	int err;
+
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		if (!l->side[s].cpu_init)
+			continue;
+		err = vnic_cpu_start(&l->side[s].own_cpu);
+		if (err)
+			return fail("starting cpu %s: %s", side_name[s], strerror(-err));
+		l->cpus_started = true;
+	}
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		err = vnic_drv_open(l->side[s].drv, NULL, 0, 0);
+		if (err)
+			return fail("bringing up vNIC %s: %s", side_name[s], strerror(-err));
+	}
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		err = vnic_tap_start(l->side[s].tap);
+		if (err)
+			return fail("starting TAP %s: %s", side_name[s], strerror(-err));
+	}
+	return 0;
+}
+
+/* MTU, addresses, up: inside each namespace, on the TAP's new index. */
+static int configure(struct link *l)
+{
+	char buf[INET6_ADDRSTRLEN];
+	int err;
+
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+		uint32_t mtu = vnic_drv_netdev(sd->drv)->mtu;
+
+		err = vnic_nl_link_set(&sd->nl, sd->ifindex, mtu, false);
+		if (err)
+			return fail("MTU %u on %s in %s: %s", mtu, l->o->ifname, sd->ns,
+				    strerror(-err));
+		for (int fam = 0; fam < 2; fam++) {
+			const struct vnic_nl_addr *a = fam ? &sd->a6 : &sd->a4;
+
+			if (!(fam ? sd->has6 : sd->has4))
+				continue;
+			err = vnic_nl_addr_add(&sd->nl, sd->ifindex, a);
+			if (err == -EEXIST || err == -EADDRINUSE)
+				return fail("address %s already in use in namespace %s",
+					    vnic_nl_addr_str(a, buf, sizeof(buf)), sd->ns);
+			if (err)
+				return fail("address %s on %s in %s: %s",
+					    vnic_nl_addr_str(a, buf, sizeof(buf)), l->o->ifname,
+					    sd->ns, strerror(-err));
+		}
+		err = vnic_nl_link_set(&sd->nl, sd->ifindex, 0, true);
+		if (err)
+			return fail("%s up in %s: %s", l->o->ifname, sd->ns, strerror(-err));
+		if (sd->ns_created) {
+			/* Our namespace: loopback up too, as programs expect it. */
+			int lo = vnic_nl_link_index(&sd->nl, "lo");
+
+			if (lo > 0)
+				vnic_nl_link_set(&sd->nl, lo, 0, true);
+		}
+	}
+	return 0;
+}
+
+static void teardown(struct link *l)
+{
+	unsigned int s;
+
+	vnic_ctl_serve_stop(l->ctl);
+	l->ctl = NULL;
+	if (l->cpus_started) {
+		for (s = 0; s < l->nsides; s++)
+			if (l->side[s].tap)
+				vnic_tap_stop(l->side[s].tap);
+		for (s = 0; s < l->nsides; s++)
+			if (l->side[s].drv && vnic_drv_is_open(l->side[s].drv))
+				vnic_drv_close(l->side[s].drv, NULL, 0, 0);
+		for (s = 0; s < l->nsides; s++)
+			if (l->side[s].cpu_init)
+				vnic_cpu_stop(&l->side[s].own_cpu);
+		l->cpus_started = false;
+	}
+	for (s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+
+		/* Closing the TAP's fds removes the interface, in whatever namespace. */
+		if (sd->tap)
+			vnic_tap_destroy(sd->tap);
+		if (sd->drv)
+			vnic_drv_destroy(sd->drv);
+		if (sd->dev)
+			vnic_dev_destroy(sd->dev);
+		if (sd->hv)
+			vnic_hv_destroy(sd->hv);
+		if (sd->pool.count)
+			vnic_pkt_pool_fini(&sd->pool);
+	}
+	if (l->cable)
+		vnic_cable_destroy(l->cable);
+	if (l->backing)
+		vnic_afpacket_destroy(l->backing);
+	vnic_pcap_close(l->pcap);
+	for (s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+
+		if (sd->cpu_init)
+			vnic_cpu_fini(&sd->own_cpu);
+		if (sd->nl.fd >= 0)
+			vnic_nl_close(&sd->nl);
+		if (sd->ns_fd >= 0)
+			close(sd->ns_fd);
+		if (sd->ns_created) {
+			int err = vnic_netns_delete(sd->ns);
+
+			if (err)
+				fprintf(stderr, "vnic link: removing namespace %s: %s\n", sd->ns,
+					strerror(-err));
+		}
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * Counters and the per-second summary
+ * ------------------------------------------------------------------------- */
+
+/*
+ * Appends src[0..n) to out under prefix; returns the new total, which counts
+ * what did not fit in max too (the caller may grow out and ask again).
+ */
+static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, unsigned int at,
+				 const char *prefix, const struct vnic_counter *src, unsigned int n)
+{
+	size_t plen = strlen(prefix);
+
+	for (unsigned int i = 0; i < n; i++, at++) {
+		size_t nlen = strnlen(src[i].name, sizeof(src[i].name));
+
+		if (at >= max)
+			continue;
+		/* Names are short by design; cut rather than overflow if one is not. */
+		if (plen + nlen >= sizeof(out[at].name))
+			nlen = sizeof(out[at].name) - plen - 1;
+		memcpy(out[at].name, prefix, plen);
+		memcpy(out[at].name + plen, src[i].name, nlen);
+		out[at].name[plen + nlen] = '\0';
+		out[at].value = src[i].value;
+	}
+	return at;
+}
+
+/* Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.", "wire."). */
+static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
+				  struct vnic_counter *tmp, unsigned int tmax)
+{
+	unsigned int at = 0, n;
+	char prefix[16];
+
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		const struct link_side *sd = &l->side[s];
+
+		snprintf(prefix, sizeof(prefix), "drv_%s.", side_name[s]);
+		n = vnic_drv_counters(sd->drv, tmp, tmax);
+		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+		snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
+		n = vnic_dev_counters(sd->dev, tmp, tmax);
+		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+		snprintf(prefix, sizeof(prefix), "tap_%s.", side_name[s]);
+		n = vnic_tap_counters(sd->tap, tmp, tmax);
+		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+	}
+	if (l->backing) {
+		n = vnic_afpacket_counters(l->backing, tmp, tmax);
+		at = add_prefixed(out, max, at, "wire.", tmp, n < tmax ? n : tmax);
+	}
+	if (l->cable) {
+		for (unsigned int d = 0; d < SIDES; d++) {
+			struct vnic_cable_stats cs;
+
+			vnic_cable_stats(l->cable, d, &cs);
+			snprintf(prefix, sizeof(prefix), "cable.%s_", d ? "ba" : "ab");
+			n = 0;
+#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs.f
+			CS(tx_frames);
+			CS(tx_bytes);
+			CS(drop_mtu);
+			CS(drop_loss);
+			CS(corrupted);
+#undef CS
+			at = add_prefixed(out, max, at, prefix, tmp, n);
+		}
+	}
+	return at;
+}
+
+/* The control socket's collect function: on its own thread, one call at a time. */
+static unsigned int link_collect(void *ctx, struct vnic_counter *out, unsigned int max)
+{
+	static struct vnic_counter tmp[MAX_COUNTERS];
+
+	return link_counters(ctx, out, max, tmp, MAX_COUNTERS);
+}
+
+static void ctl_start(struct link *l)
+{
+	char name[VNIC_CTL_NAME_MAX];
+	int err;
+
+	if (!l->o->ctl)
+		return;
+	if (l->o->ctl_name)
+		snprintf(name, sizeof(name), "%s", l->o->ctl_name);
+	else
+		vnic_ctl_default_name(name, sizeof(name), "link");
+	err = vnic_ctl_serve_start(&l->ctl, name, link_collect, l);
+	/* The link is worth having without its counters socket: say so and go on. */
+	if (err == -EADDRINUSE)
+		fprintf(stderr, "vnic link: an instance named '%s' is running: no control socket\n",
+			name);
+	else if (err)
+		fprintf(stderr, "vnic link: no control socket (%s)\n", strerror(-err));
+	else
+		printf("vnic link: counters: vnic stats %s\n", name);
+}
+
+/* What crossed the wire each way, and every drop of every layer so far. */
+struct totals {
+	uint64_t frames[SIDES];	/* [0] a to b (or a to the backing wire), [1] back */
+	uint64_t bytes[SIDES];
+	uint64_t drops;
+};
+
+static bool is_drop(const char *name)
+{
+	/* Reason counters ("_drop_<reason>", "drop_mtu") and the ring's "kernel_drops". */
+	return strstr(name, "drop_") || strstr(name, "_drops");
+}
+
+static void read_totals(const struct link *l, struct vnic_counter *all, struct vnic_counter *tmp,
+			struct totals *t)
+{
+	unsigned int n = link_counters(l, all, MAX_COUNTERS, tmp, MAX_COUNTERS);
+
+	memset(t, 0, sizeof(*t));
+	for (unsigned int i = 0; i < n && i < MAX_COUNTERS; i++) {
+		const char *nm = all[i].name;
+		uint64_t v = all[i].value;
+
+		if (is_drop(nm))
+			t->drops += v;
+		if (!strcmp(nm, "cable.ab_tx_frames") || !strcmp(nm, "wire.tx_frames"))
+			t->frames[0] += v;
+		else if (!strcmp(nm, "cable.ab_tx_bytes") || !strcmp(nm, "wire.tx_bytes"))
+			t->bytes[0] += v;
+		else if (!strcmp(nm, "cable.ba_tx_frames") || !strcmp(nm, "wire.rx_frames"))
+			t->frames[1] += v;
+		else if (!strcmp(nm, "cable.ba_tx_bytes") || !strcmp(nm, "wire.rx_bytes"))
+			t->bytes[1] += v;
+	}
+}
+
+static void print_rate(const struct link *l, const char *label, const struct totals *cur,
+		       const struct totals *prev, double dt)
+{
+	const char *dir[SIDES] = { l->nsides == 2 ? "a>b" : "out", l->nsides == 2 ? "b>a" : "in" };
+
+	printf("%s", label);
+	for (unsigned int d = 0; d < SIDES; d++)
+		printf(" %s %9.1f kpkt/s %7.3f Gbit/s ", dir[d],
+		       (cur->frames[d] - prev->frames[d]) / dt / 1e3,
+		       (cur->bytes[d] - prev->bytes[d]) * 8 / dt / 1e9);
+	printf(" drops %" PRIu64 "\n", cur->drops - prev->drops);
+}
+
+static void print_ready(const struct link *l)
+{
+	char b4[INET6_ADDRSTRLEN], b6[INET6_ADDRSTRLEN];
+
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		const struct link_side *sd = &l->side[s];
+
+		printf("vnic link: %s: namespace %s%s, %s (ifindex %d), MTU %u, %u queue(s), "
+		       "%s/%u %s/%u\n",
+		       side_name[s], sd->ns, sd->ns_created ? " (created)" : "", l->o->ifname,
+		       sd->ifindex, vnic_drv_netdev(sd->drv)->mtu,
+		       vnic_drv_netdev(sd->drv)->num_tx_queues,
+		       sd->has4 ? vnic_nl_addr_str(&sd->a4, b4, sizeof(b4)) : "-",
+		       sd->has4 ? sd->a4.prefix : 0,
+		       sd->has6 ? vnic_nl_addr_str(&sd->a6, b6, sizeof(b6)) : "-",
+		       sd->has6 ? sd->a6.prefix : 0);
+	}
+	if (l->backing)
+		printf("vnic link: the device is backed by %s (AF_PACKET)\n", l->o->backing);
+	if (l->pcap)
+		printf("vnic link: capturing the wire to %s\n", l->o->pcap);
+	printf("vnic link: up; stop with Ctrl-C (SIGINT) or SIGTERM\n");
+}
+
+/* Runs until a signal in set, or the duration; per-second lines unless quiet. */
+static void run(struct link *l, const sigset_t *set)
+{
+	static struct vnic_counter all[MAX_COUNTERS], tmp[MAX_COUNTERS];
+	uint64_t start = vnic_now_ns(), t_prev = start;
+	uint64_t end = l->o->duration_s ? start + (uint64_t)(l->o->duration_s * 1e9) : UINT64_MAX;
+	struct totals prev, cur;
+	unsigned int sec = 0;
+	char label[32];
+
+	read_totals(l, all, tmp, &prev);
+	for (;;) {
+		uint64_t now = vnic_now_ns(), next = t_prev + 1000000000u;
+		uint64_t wake = next < end ? next : end;
+		struct timespec ts;
+
+		if (now >= end)
+			break;
+		if (wake > now) {
+			ts.tv_sec = (time_t)((wake - now) / 1000000000u);
+			ts.tv_nsec = (long)((wake - now) % 1000000000u);
+			if (sigtimedwait(set, NULL, &ts) > 0)
+				break;
+		}
+		now = vnic_now_ns();
+		if (now < next)
+			continue;
+		if (!l->o->quiet) {
+			read_totals(l, all, tmp, &cur);
+			snprintf(label, sizeof(label), "[%4u s]", ++sec);
+			print_rate(l, label, &cur, &prev, (now - t_prev) / 1e9);
+			prev = cur;
+		}
+		t_prev = now;
+	}
+	read_totals(l, all, tmp, &cur);
+	if (l->pcap) {
+		uint64_t written, dropped;
+
+		vnic_pcap_stats(l->pcap, &written, &dropped);
+		printf("vnic link: pcap: %" PRIu64 " frames so far, %" PRIu64
+		       " left out (capture ring full)\n", written, dropped);
+	}
+	printf("vnic link: %.1f s; %s %" PRIu64 " frames %" PRIu64 " bytes, %s %" PRIu64
+	       " frames %" PRIu64 " bytes; drops %" PRIu64 "\n",
+	       (vnic_now_ns() - start) / 1e9, l->nsides == 2 ? "a>b" : "out", cur.frames[0],
+	       cur.bytes[0], l->nsides == 2 ? "b>a" : "in", cur.frames[1], cur.bytes[1], cur.drops);
+	/* Every drop by its reason, whatever its layer. */
+	unsigned int n = link_counters(l, all, MAX_COUNTERS, tmp, MAX_COUNTERS);
+
+	for (unsigned int i = 0; i < n && i < MAX_COUNTERS; i++)
+		if (all[i].value && is_drop(all[i].name))
+			printf("    %-40s %12" PRIu64 "\n", all[i].name, all[i].value);
+}
+
+/* Checks a backing interface before anything is built: it exists, is up, carries our MTU. */
+static int check_backing(const struct link_opts *o)
+{
+	struct vnic_nl root;
+	uint32_t mtu = 0, flags = 0;
+	int idx, err;
+
+	err = vnic_nl_open(&root, -1);
+	if (err)
+		return fail("rtnetlink: %s", strerror(-err));
+	idx = vnic_nl_link_index(&root, o->backing);
+	if (idx > 0)
+		vnic_nl_link_get(&root, idx, &mtu, &flags);
+	vnic_nl_close(&root);
+	if (idx <= 0)
+		return fail("--backing: no interface called %s", o->backing);
+	if (!(flags & IFF_UP))
+		return fail("--backing: %s is down (ip link set %s up)", o->backing, o->backing);
+	if (mtu < o->topo.drv.mtu)
+		return fail("--mtu %u is larger than %s's MTU %u", o->topo.drv.mtu, o->backing,
+			    mtu);
+	return 0;
+}
+
+int vnic_cmd_link(int argc, char **argv)
+{
+	struct link_opts o;
+	struct link *l;
+	sigset_t set, old;
+	int err, ret = 1;
+
+	err = parse_args(argc, argv, &o);
+	if (err > 0)
+		return 0;
+	if (err)
+		return 2;
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		fail("out of memory");
+		return 1;
+	}
+	l->o = &o;
+	l->nsides = o.backing ? 1 : SIDES;
+	for (unsigned int s = 0; s < SIDES; s++) {
+		l->side[s].ns_fd = -1;
+		l->side[s].nl.fd = -1;
+	}
+	if (preflight() || parse_addrs(l) || (o.backing && check_backing(&o))) {
+		free(l);
+		return 1;
+	}
+	/*
+	 * Blocked before any thread exists, so every thread inherits the mask
+	 * and only sigtimedwait in run() takes them: a Ctrl-C during set-up
+	 * waits there and ends the run at once, through the same teardown.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	for (unsigned int s = 0; s < l->nsides; s++)
+		if (setup_ns(l, s))
+			goto out;
+	if (build(l) || move_taps(l) || start(l) || configure(l))
+		goto out;
+	print_ready(l);
+	ctl_start(l);
+	run(l, &set);
+	ret = 0;
+out:
+	teardown(l);
+	free(l);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to src/app: the pieces of `vnic link`.
+ *
+ *   netlink.c  network namespaces (as iproute2 names them, under /run/netns)
+ *              and the few rtnetlink requests link needs (ifindex, move into
+ *              a namespace, MTU, up, addresses), on plain AF_NETLINK sockets
+ *   pcap.c     a wire that mirrors every frame it carries into a pcap file,
+ *              written by its own thread
+ *   link.c     the command: options, the topology, set-up and teardown
+ *
+ * Everything here is setup and control path: 0 or -errno, no messages
+ * printed (the command turns errors into one line for the user), except
+ * the pcap mirror's datapath, which never blocks and counts what it drops.
+ */
+#ifndef VNIC_APP_LINK_INT_H
+#define VNIC_APP_LINK_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/core.h"
+
+/* ---------------------------------------------------------------------------
+ * Network namespaces (netlink.c)
+ * ------------------------------------------------------------------------- */
+
+#define VNIC_NETNS_RUN_DIR "/run/netns"
+
+/*
+ * Creates the named namespace the way `ip netns add` does, so `ip netns exec
+ * NAME` and `ip -n NAME` work on it: an empty file /run/netns/NAME with the
+ * namespace bind-mounted onto it (from a helper thread that unshares its
+ * network namespace; the caller's own namespace is untouched). 0, -EEXIST
+ * (the name is taken), -EINVAL (not a valid name), or another -errno.
+ */
+int vnic_netns_create(const char *name);
+/* Opens /run/netns/NAME (O_RDONLY, O_CLOEXEC). fd or -errno (-ENOENT: no such namespace). */
+int vnic_netns_open(const char *name);
+/* Unmounts and removes /run/netns/NAME: the namespace dies with its last user. 0 or -errno. */
+int vnic_netns_delete(const char *name);
+/* True when /run/netns/NAME exists. */
+bool vnic_netns_exists(const char *name);
+
+/* ---------------------------------------------------------------------------
+ * rtnetlink (netlink.c)
+ * ------------------------------------------------------------------------- */
+
+struct vnic_nl {
+	int fd;
+	uint32_t seq;
+	uint32_t portid;
+};
+
+struct vnic_nl_addr {
+	int family;		/* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	unsigned int prefix;
+};
+
+/*
+ * A route socket in the network namespace netns_fd (-1: the caller's). The
+ * socket stays in that namespace for its whole life, whatever thread uses
+ * it later. 0 or -errno.
+ */
+int vnic_nl_open(struct vnic_nl *nl, int netns_fd);
+void vnic_nl_close(struct vnic_nl *nl);
+/* ifindex (> 0) of the interface called name, or -errno (-ENODEV: none). */
+int vnic_nl_link_index(struct vnic_nl *nl, const char *name);
+/* Moves ifindex into the namespace netns_fd, renamed to new_name if not NULL. */
+int vnic_nl_link_move(struct vnic_nl *nl, int ifindex, int netns_fd, const char *new_name);
+/* MTU (0: unchanged) and administrative state. */
+int vnic_nl_link_set(struct vnic_nl *nl, int ifindex, uint32_t mtu, bool up);
+/* Reads the MTU and IFF_* flags of ifindex. */
+int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, uint32_t *mtu, uint32_t *flags);
+/* Adds the address; IPv6 without duplicate address detection, so it is usable at once. */
+int vnic_nl_addr_add(struct vnic_nl *nl, int ifindex, const struct vnic_nl_addr *a);
+/* The ifindex holding address a (any prefix) in the socket's namespace, 0 if none, or -errno. */
+int vnic_nl_addr_owner(struct vnic_nl *nl, const struct vnic_nl_addr *a);
+/* "10.0.0.1/24" or "fd00::1/64" of the given family. 0 or -EINVAL. */
+int vnic_nl_addr_parse(const char *s, int family, struct vnic_nl_addr *a);
+/* The address without its prefix, for messages. */
+const char *vnic_nl_addr_str(const struct vnic_nl_addr *a, char *buf, unsigned int len);
+
+/* ---------------------------------------------------------------------------
+ * pcap mirror (pcap.c)
+ * ------------------------------------------------------------------------- */
+
+struct vnic_pcap;
+
+/*
+ * Opens path for a pcap (Ethernet, nanosecond timestamps, frames up to
+ * snaplen bytes kept whole). 0 or -errno; *errbuf (at least 256 bytes) says
+ * what libpcap said on failure. Then wrap the wires, then start the writer.
+ */
+int vnic_pcap_open(struct vnic_pcap **pc, const char *path, uint32_t snaplen, char *errbuf);
+/* Starts the writer thread, after the last wrap. 0 or -errno. */
+int vnic_pcap_start(struct vnic_pcap *pc);
+/*
+ * Wraps wire: the returned wire forwards every operation to it, and copies
+ * each frame committed for transmission (mirror_tx) and each frame released
+ * after reception (mirror_rx) into a ring the writer thread drains. Give the
+ * returned wire to the device instead of the original (the wrapper takes
+ * the original's notification and passes it on to whoever sets its own).
+ * Before traffic starts. Each wrapper has one producer thread (the device
+ * cpu's): frames are copied into the ring, never held, and dropped (counted)
+ * when it is full, so the datapath never waits for the disk. NULL on ENOMEM
+ * or when all wrappers are used (VNIC_PCAP_MAX_WIRES). Freed by close.
+ */
+enum { VNIC_PCAP_MAX_WIRES = 4 };
+struct vnic_wire *vnic_pcap_wrap(struct vnic_pcap *pc, struct vnic_wire *wire, bool mirror_tx,
+				 bool mirror_rx);
+/* Frames written and frames dropped because a ring was full (any thread). */
+void vnic_pcap_stats(const struct vnic_pcap *pc, uint64_t *written, uint64_t *dropped);
+/*
+ * Stops the writer after it drained every ring, closes the file, frees all.
+ * The devices must no longer use the wrapped wires.
+ */
+void vnic_pcap_close(struct vnic_pcap *pc);
+
+#endif /* VNIC_APP_LINK_INT_H */

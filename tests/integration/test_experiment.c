@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `vnic experiment NAME --short`: every experiment runs into a temporary
+ * directory, and its CSV shows the direction the seed argues for wherever a
+ * counter decides it rather than the clock: direct sends only with
+ * tx-submit=auto, fewer replenish calls per poll with low, header
+ * descriptors in both hdr-build modes, software checksums only with
+ * sw-direct, no GRO merge with list, tx_done at xmit only with orphan, one
+ * DQL completion per round with per-round. Rates are never asserted.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "app/app.h"
+#include "app/plot.h"
+
+enum { MAX_COLS = 256, MAX_ROWS = 16 };
+
+/* A CSV file with a header line, every cell a string. */
+struct csv {
+	char *text;
+	unsigned int ncols, nrows;
+	char *head[MAX_COLS];
+	char *cell[MAX_ROWS][MAX_COLS];
+};
+
+static char tmpdir[] = "/tmp/vnic-test-experiment-XXXXXX";
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Splits one line in place into cells; returns how many. */
+static unsigned int split(char *line, char **out, unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (line && n < max) {
+		char *comma = strchr(line, ',');
+
+		out[n++] = line;
+		if (comma)
+			*comma++ = '\0';
+		line = comma;
+	}
+	return n;
+}
+
+/* Loads tmpdir/name, whose first column must be first. */
+static void csv_load_first(struct csv *c, const char *name, const char *first)
+{
+	char path[512], *line, *next;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	c->text = slurp(path);
+	assert_non_null(c->text);
+	line = c->text;
+	next = strchr(line, '\n');
+	assert_non_null(next);
+	*next++ = '\0';
+	c->ncols = split(line, c->head, MAX_COLS);
+	assert_true(c->ncols > 3);
+	assert_string_equal(c->head[0], first);
+	for (line = next; line && *line && c->nrows < MAX_ROWS; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		assert_int_equal(split(line, c->cell[c->nrows], MAX_COLS), c->ncols);
+		c->nrows++;
+	}
+	assert_true(c->nrows > 0);
+}
+
+/* A summary CSV: one row per case. */
+static void csv_load(struct csv *c, const char *name)
+{
+	csv_load_first(c, name, "case");
+}
+
+static void csv_free(struct csv *c)
+{
+	free(c->text);
+}
+
+/* The value of column col in the row of workload and variant (the test fails if absent). */
+static double val(const struct csv *c, const char *workload, const char *variant, const char *col)
+{
+	unsigned int k, r;
+
+	for (k = 0; k < c->ncols; k++)
+		if (!strcmp(c->head[k], col))
+			break;
+	assert_true(k < c->ncols);
+	for (r = 0; r < c->nrows; r++)
+		if (!strcmp(c->cell[r][1], workload) && !strcmp(c->cell[r][2], variant))
+			return strtod(c->cell[r][k], NULL);
+	fail_msg("no row %s %s", workload, variant);
+	return 0;
+}
+
+static bool exists(const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return !stat(path, &st) && st.st_size > 0;
+}
+
+/* Runs `vnic experiment name --short` into tmpdir; its markdown into NAME.md. */
+static void run(const char *name)
+{
+	char md[512], out[512];
+	char *argv[] = {"experiment", (char *)name, "--short", "--quiet", "--out",
+			out,	      "--md",	    md,	       NULL};
+	char *text;
+	char title[64];
+
+	snprintf(out, sizeof(out), "%s", tmpdir);
+	snprintf(md, sizeof(md), "%s/%s.md", tmpdir, name);
+	assert_int_equal(vnic_cmd_experiment(8, argv), 0);
+
+	/* the markdown has the experiment's section, linking to files that exist */
+	text = slurp(md);
+	assert_non_null(text);
+	snprintf(title, sizeof(title), "## `%s`", name);
+	assert_non_null(strstr(text, title));
+	assert_non_null(strstr(text, "| vnic: "));
+	free(text);
+
+	snprintf(title, sizeof(title), "%s.csv", name);
+	assert_true(exists(title));
+	snprintf(title, sizeof(title), "%s.gp", name);
+	assert_true(exists(title));
+	snprintf(title, sizeof(title), "%s.png", name);
+	if (vnic_plot_terminal())
+		assert_true(exists(title));
+	else
+		print_message("gnuplot not installed: %s not checked\n", title);
+}
+
+/* Every row: no byte off the pattern, no bad checksum. */
+static void no_errors(const struct csv *c)
+{
+	for (unsigned int r = 0; r < c->nrows; r++)
+		assert_true(val(c, c->cell[r][1], c->cell[r][2], "errors") == 0);
+}
+
+static void test_replenish(void **state)
+{
+	struct csv c;
+
+	(void)state;
+	run("replenish");
+	csv_load(&c, "replenish.csv");
+	no_errors(&c);
+	assert_true(val(&c, "rr150", "always", "rx_polls") > 0);
+	assert_true(val(&c, "rr150", "low", "rx_replenish_per_1k_polls") <
+		    val(&c, "rr150", "always", "rx_replenish_per_1k_polls"));
+	/* traced: the poll and its replenish were timed */
+	assert_true(val(&c, "rr150", "low", "napi_poll_hits") > 0);
+	csv_free(&c);
+	assert_true(exists("replenish_trace.csv"));
+	assert_true(exists("replenish_trace.txt"));
+}
+
+static void test_hdr_build(void **state)
+{
+	struct csv c;
+
+	(void)state;
+	run("hdr-build");
+	csv_load(&c, "hdr-build.csv");
+	no_errors(&c);
+	assert_true(val(&c, "stream1", "copy", "tx_hdr_descs") > 0);
+	assert_true(val(&c, "stream1", "direct", "tx_hdr_descs") > 0);
+	assert_true(val(&c, "stream1", "copy", "hdr_build_hits") > 0);
+	assert_true(val(&c, "stream1", "direct", "hdr_build_hits") > 0);
+	csv_free(&c);
+}
+
+static void test_direct(void **state)
+{
+	struct csv c;
+
+	(void)state;
+	run("direct");
+	csv_load(&c, "direct.csv");
+	no_errors(&c);
+	/* one session: every request is alone, so auto sends it direct */
+	assert_true(val(&c, "rr1", "auto", "tx_direct_packets") > 0);
+	assert_true(val(&c, "rr1", "indirect", "tx_direct_packets") == 0);
+	assert_true(val(&c, "rr150", "indirect", "tx_direct_packets") == 0);
+	assert_true(val(&c, "rr1", "indirect", "tx_batched_packets") > 0);
+	assert_true(val(&c, "rr1", "auto", "send_direct_hits") > 0);
+	assert_true(val(&c, "rr1", "indirect", "send_direct_hits") == 0);
+	csv_free(&c);
+}
+
+static void test_bql(void **state)
+{
+	struct csv c;
+
+	(void)state;
+	run("bql");
+	csv_load(&c, "bql.csv");
+	no_errors(&c);
+	assert_true(val(&c, "rr150", "per-round", "tx_completion_rounds") > 0);
+	assert_true(val(&c, "rr150", "per-round", "tx_bql_completed_calls") ==
+		    val(&c, "rr150", "per-round", "tx_completion_rounds"));
+	assert_true(val(&c, "rr150", "per-entry", "tx_bql_completed_calls") >=
+		    val(&c, "rr150", "per-entry", "tx_completion_rounds"));
+	csv_free(&c);
+	/* the sampled series, with the columns the plot draws */
+	csv_load_first(&c, "bql_rr150_per-round.csv", "t_s");
+	assert_string_equal(c.head[5], "tx0_bql_limit");
+	assert_string_equal(c.head[6], "tx0_bql_inflight");
+	csv_free(&c);
+}
+
+static void test_csum(void **state)
+{
+	static const char *const wl[] = {"rr8900", "rr1B"};
+	struct csv c;
+
+	(void)state;
+	run("csum");
+	csv_load(&c, "csum.csv");
+	no_errors(&c);
+	for (unsigned int w = 0; w < 2; w++) {
+		assert_true(val(&c, wl[w], "sw-direct", "tx_csum_sw") > 0);
+		assert_true(val(&c, wl[w], "hw-headers", "tx_csum_sw") == 0);
+		assert_true(val(&c, wl[w], "hw-noheaders", "tx_csum_sw") == 0);
+		/* headers asked for: never direct; without them, direct */
+		assert_true(val(&c, wl[w], "hw-headers", "tx_direct_packets") == 0);
+		assert_true(val(&c, wl[w], "hw-noheaders", "tx_direct_packets") > 0);
+		assert_true(val(&c, wl[w], "sw-direct", "csum_help_hits") > 0);
+		assert_true(val(&c, wl[w], "hw-headers", "csum_help_hits") == 0);
+	}
+	csv_free(&c);
+}
+
+static void test_gro(void **state)
+{
+	struct csv c;
+
+	(void)state;
+	run("gro");
+	csv_load(&c, "gro.csv");
+	no_errors(&c);
+	assert_true(val(&c, "stream4", "list", "rx_gro_merged") == 0);
+	assert_true(val(&c, "stream4", "gro", "rx_gro_merged") > 0);
+	assert_true(val(&c, "stream4", "gro-list", "rx_gro_merged") > 0);
+	/* receive-side CPU was measured on side B's thread */
+	assert_true(val(&c, "stream4", "list", "cpu_b_s") > 0);
+	csv_free(&c);
+}
+
+static void test_reclaim(void **state)
+{
+	static const char *const others[] = {"lazy", "irq", "napi", "lazy-1ms"};
+	struct csv c;
+
+	(void)state;
+	run("reclaim");
+	csv_load(&c, "reclaim.csv");
+	no_errors(&c);
+	assert_true(val(&c, "stream1", "orphan", "tx_orphaned") > 0);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_true(val(&c, "stream1", others[i], "tx_orphaned") == 0);
+	/* lazy looks at completions only on its timer here (the ring never fills) */
+	assert_true(val(&c, "stream1", "lazy", "tx_timer_reclaims") > 0);
+	assert_true(val(&c, "stream1", "irq", "tx_timer_reclaims") == 0);
+	csv_free(&c);
+	assert_true(exists("reclaim_intervals.csv"));
+	assert_true(exists("reclaim_stream1_lazy.csv"));
+}
+
+static void test_rejects_bad_arguments(void **state)
+{
+	static const char *const bad[][4] = {
+		{"experiment", NULL},
+		{"experiment", "nosuch", NULL},
+		{"experiment", "bql", "--nosuch", NULL},
+		{"experiment", "bql", "--duration", "0"},
+		{"experiment", "bql", "--cost-direct-ns", "x"},
+		{"experiment", "bql", "stray", NULL},
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[5] = {NULL};
+		int argc = 0;
+
+		while (argc < 4 && bad[i][argc]) {
+			argv[argc] = (char *)bad[i][argc];
+			argc++;
+		}
+		assert_int_equal(vnic_cmd_experiment(argc, argv), 2);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	char path[512];
+
+	(void)state;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmpdir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rejects_bad_arguments),
+		cmocka_unit_test(test_replenish),
+		cmocka_unit_test(test_hdr_build),
+		cmocka_unit_test(test_direct),
+		cmocka_unit_test(test_bql),
+		cmocka_unit_test(test_csum),
+		cmocka_unit_test(test_gro),
+		cmocka_unit_test(test_reclaim),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

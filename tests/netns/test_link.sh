@@ -1,0 +1,398 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Real traffic across `vnic link`: the kernel's own TCP/IP in two network
+# namespaces, talking through two vNICs.
+#
+#   netns $NA                                                       netns $NB
+#   +-----------------+                                    +-----------------+
+#   | iperf3, ping,   |                                    | iperf3 -s, ping |
+#   | sockperf, cat   |                                    | sockperf server |
+#   | 10.99.0.1/24    |                                    | 10.99.0.2/24    |
+#   | fd00:99::1/64   |                                    | fd00:99::2/64   |
+#   |  vnic0 (TAP)    |                                    |  vnic0 (TAP)    |
+#   +-------|---------+                                    +-------|---------+
+#           |   vnet hdr, TSO superpackets                         |
+#   +-------|--------------------------------------------------------|-------+
+#   |  driver A - hv A - device A ====== cable ====== device B - hv B - driver B |
+#   |                      `vnic link` (root namespace, 2 threads)            |
+#   +--------------------------------------------------------------------------+
+#
+# Backing mode (--backing): one vNIC whose device is an AF_PACKET socket on
+# one end of a veth pair; the other end sits in a third namespace.
+#
+#   netns $NA                     root namespace                  netns $NC
+#   vnic0 (TAP) - vNIC - device - AF_PACKET on $VB ==veth== $VP  10.98.0.2/24
+#   10.98.0.1/24                                                  fd00:98::2/64
+#
+# Checks: iperf3 TCP both ways over IPv4 and IPv6, iperf3 UDP, sockperf
+# ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a 256 MiB transfer
+# whose sha256 matches at the other end (with offloads, then with TSO and
+# checksum offload off on a TAP), --pcap read back by tshark, the errors a
+# user meets, the backing mode, and that teardown leaves nothing behind.
+#
+# Usage: test_link.sh PATH/TO/vnic    (root; exit 77 = skipped)
+# Every address is inside namespaces this script (or vnic link) creates.
+
+set -u
+
+VNIC=${1:?usage: test_link.sh PATH/TO/vnic}
+
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+command -v iperf3 >/dev/null || skip "no iperf3 (apt-get install iperf3)"
+command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
+command -v ping >/dev/null || skip "no ping (apt-get install iputils-ping)"
+PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
+[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
+
+NA=vnt-a-$$
+NB=vnt-b-$$
+NC=vnt-c-$$
+VB=vntb$$
+VP=vntp$$
+NAME=vnt-$$
+WORK=$(mktemp -d /tmp/vnic-netns.XXXXXX)
+LOG=$WORK/log
+npass=0
+nfail=0
+LINK_PID=
+LAST_PID=
+SERVERS=()
+
+pass() {
+	echo "PASS: $*"
+	npass=$((npass + 1))
+}
+
+fail() {
+	echo "FAIL: $*"
+	nfail=$((nfail + 1))
+}
+
+# check NAME CMD...: PASS if CMD exits 0; its output goes to the log.
+check() {
+	local name=$1
+	shift
+	echo "--- $name: $*" >>"$LOG"
+	if "$@" >>"$LOG" 2>&1; then
+		pass "$name"
+	else
+		fail "$name (see $LOG)"
+	fi
+}
+
+cleanup() {
+	local p
+	for p in "${SERVERS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	if [ -n "$LINK_PID" ]; then
+		kill -INT "$LINK_PID" 2>/dev/null
+		wait "$LINK_PID" 2>/dev/null
+	fi
+	for n in "$NA" "$NB" "$NC"; do
+		ip netns del "$n" 2>/dev/null
+	done
+	ip link del "$VB" 2>/dev/null
+	if [ "$nfail" -eq 0 ]; then
+		rm -rf "$WORK"
+	else
+		echo "logs kept in $WORK"
+	fi
+}
+trap cleanup EXIT
+
+# A server in namespace $1 (the rest is its command); its pid joins SERVERS.
+server() {
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@" >>"$LOG" 2>&1 &
+	SERVERS+=($!)
+}
+
+stop_servers() {
+	local p
+	for p in "${SERVERS[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	SERVERS=()
+}
+
+# Waits until TCP port $2 listens in namespace $1.
+wait_port() {
+	local i
+	for i in $(seq 100); do
+		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Starts `vnic link` in the background with extra flags; waits until it says
+# it is up and both interfaces are UP. Returns non-zero if it never does.
+start_link() {
+	: >"$WORK/link.out"
+	"$VNIC" link --name "$NAME" "$@" >"$WORK/link.out" 2>&1 &
+	LINK_PID=$!
+	LAST_PID=$LINK_PID
+	local i
+	for i in $(seq 200); do
+		if grep -q "vnic link: up" "$WORK/link.out"; then
+			return 0
+		fi
+		kill -0 "$LINK_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$WORK/link.out" >>"$LOG"
+	return 1
+}
+
+# Stops the background link with SIGINT; non-zero if it failed to exit cleanly.
+stop_link() {
+	local rc
+	kill -INT "$LINK_PID"
+	wait "$LINK_PID"
+	rc=$?
+	LINK_PID=
+	cat "$WORK/link.out" >>"$LOG"
+	return $rc
+}
+
+iface_up() {
+	ip -n "$1" -o link show dev vnic0 | grep -q "state UP\|,UP"
+}
+
+# Nothing of ours is left: no namespace, no interface in the root namespace.
+nothing_left() {
+	local n
+	for n in "$@"; do
+		ip netns list | grep -qw "$n" && { echo "namespace $n left"; return 1; }
+	done
+	# The TAPs are born in the root namespace as vnic<pid of vnic link>a and b.
+	ip -o link show | grep -q "vnic$LAST_PID[ab]" && { echo "TAP left in the root namespace"; return 1; }
+	return 0
+}
+
+iperf_tcp() { # NS ADDR [flags]
+	local ns=$1 addr=$2
+	shift 2
+	ip netns exec "$ns" iperf3 -c "$addr" -p 5201 -t 3 -f g "$@" | tee -a "$LOG" |
+		grep -E "receiver$" | awk '{ if ($7 + 0 > 0) ok = 1 } END { exit !ok }'
+}
+
+iperf_udp() { # NS ADDR
+	# -b bounds the rate so the check is about delivery, not about loss under overload.
+	ip netns exec "$1" iperf3 -c "$2" -p 5201 -u -b 200M -t 3 | tee -a "$LOG" |
+		grep -E "receiver$" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, a, "/"); if (a[2] - a[1] > 0) ok = 1 } } END { exit !ok }'
+}
+
+# 256 MiB of random bytes from $1 to $2's address $3; the receiver hashes what it got.
+transfer() {
+	local from=$1 to=$2 addr=$3 port=$4
+	ip netns exec "$to" "$PY" -c '
+import hashlib, socket, sys
+fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(1)
+c, _ = s.accept()
+h, n = hashlib.sha256(), 0
+while True:
+    b = c.recv(1 << 20)
+    if not b:
+        break
+    h.update(b)
+    n += len(b)
+print(h.hexdigest(), n)' "$addr" "$port" >"$WORK/recv.out" 2>>"$LOG" &
+	local rpid=$!
+	wait_port "$to" "$port" || { kill $rpid; return 1; }
+	ip netns exec "$from" timeout 60 bash -c "cat '$WORK/blob' > /dev/tcp/$addr/$port" || {
+		kill $rpid
+		return 1
+	}
+	wait $rpid
+	echo "sent $BLOB_SUM $((256 << 20)), received $(cat "$WORK/recv.out")"
+	[ "$(cat "$WORK/recv.out")" = "$BLOB_SUM $((256 << 20))" ]
+}
+
+pings() { # NS ADDR6? MTU-label
+	local ns=$1 dst=$2 label=$3 sz
+	for sz in 56 1400 8000; do
+		check "ping $dst $sz B at $label" ip netns exec "$ns" ping -c 3 -i 0.2 -W 2 -s "$sz" "$dst"
+	done
+}
+
+echo "vnic: $VNIC; logs: $LOG"
+head -c 256M /dev/urandom >"$WORK/blob"
+BLOB_SUM=$(sha256sum "$WORK/blob" | cut -d' ' -f1)
+
+# ---------------------------------------------------------------- errors a user meets
+# Each error case gets a timeout: a run that wrongly starts must not hang the test.
+out=$(timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$VNIC" link 2>&1)
+rc=$?
+echo "$out" >>"$LOG"
+[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "needs root" &&
+	pass "not root: one line, exit 1" || fail "not root: '${out:0:300}' (exit $rc)"
+
+out=$(timeout 20 unshare -m bash -c "mount -t tmpfs none /dev/net && '$VNIC' link --new-ns-a $NA --new-ns-b $NB" 2>&1)
+rc=$?
+echo "$out" >>"$LOG"
+[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "/dev/net/tun" &&
+	pass "no /dev/net/tun: one line, exit 1" || fail "no /dev/net/tun: '${out:0:300}' (exit $rc)"
+
+ip netns add "$NA"
+out=$(timeout 20 "$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" 2>&1)
+rc=$?
+echo "$out" >>"$LOG"
+[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "already exists" &&
+	! ip netns list | grep -qw "$NB" &&
+	pass "namespace name taken: one line, exit 1, nothing created" ||
+	fail "namespace taken: '${out:0:300}' (exit $rc)"
+
+ip netns add "$NB"
+# On loopback: every namespace has one (the dummy module may be missing).
+ip -n "$NB" addr add 10.99.0.2/24 dev lo
+out=$(timeout 20 "$VNIC" link --ns-a "$NA" --ns-b "$NB" 2>&1)
+rc=$?
+echo "$out" >>"$LOG"
+[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "already in use" &&
+	ip netns list | grep -qw "$NA" &&
+	pass "address in use: one line, exit 1, attached namespaces kept" ||
+	fail "address in use: '${out:0:300}' (exit $rc)"
+ip netns del "$NA"
+ip netns del "$NB"
+
+# ---------------------------------------------------------------- MTU 1500
+if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+	pass "vnic link up (MTU 1500)"
+	check "interfaces UP" bash -c "$(declare -f iface_up); iface_up $NA && iface_up $NB"
+	check "vnic stats answers" "$VNIC" stats "$NAME"
+	pings "$NA" 10.99.0.2 "MTU 1500"
+	pings "$NA" fd00:99::2 "MTU 1500"
+
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "iperf3 TCP IPv4 a->b" iperf_tcp "$NA" 10.99.0.2
+	check "iperf3 TCP IPv4 b->a" iperf_tcp "$NA" 10.99.0.2 -R
+	check "iperf3 TCP IPv6 a->b" iperf_tcp "$NA" fd00:99::2
+	check "iperf3 TCP IPv6 b->a" iperf_tcp "$NA" fd00:99::2 -R
+	check "iperf3 UDP IPv4" iperf_udp "$NA" 10.99.0.2
+	stop_servers
+
+	if command -v sockperf >/dev/null; then
+		server "$NB" sockperf server --tcp -i 10.99.0.2 -p 11111
+		wait_port "$NB" 11111
+		check "sockperf TCP ping-pong" bash -c "ip netns exec $NA sockperf ping-pong --tcp -i 10.99.0.2 -p 11111 -m 14 -t 2 | tee /dev/stderr | grep -q avg-latency"
+		stop_servers
+	else
+		echo "SKIP: sockperf ping-pong (apt-get install sockperf)"
+	fi
+
+	check "256 MiB a->b, sha256 matches" transfer "$NA" "$NB" 10.99.0.2 5301
+	check "256 MiB b->a over IPv6, sha256 matches" transfer "$NB" "$NA" fd00:99::1 5302
+	check "ethtool -K vnic0 tso off tx off (in $NA)" ip netns exec "$NA" ethtool -K vnic0 tso off tx off
+	check "256 MiB a->b without TSO and tx checksum offload, sha256 matches" \
+		transfer "$NA" "$NB" 10.99.0.2 5303
+	check "256 MiB b->a towards the TAP without offloads, sha256 matches" \
+		transfer "$NB" "$NA" 10.99.0.1 5304
+
+	check "SIGINT: clean exit" stop_link
+	check "teardown: no namespace, no interface left" nothing_left "$NA" "$NB"
+else
+	fail "vnic link up (MTU 1500)"
+	LINK_PID=
+fi
+
+# ---------------------------------------------------------------- MTU 9000
+if start_link --new-ns-a "$NA" --new-ns-b "$NB" --mtu 9000; then
+	pass "vnic link up (MTU 9000)"
+	check "MTU 9000 in $NB" bash -c "ip -n $NB link show vnic0 | grep -q 'mtu 9000'"
+	pings "$NA" 10.99.0.2 "MTU 9000"
+	pings "$NA" fd00:99::2 "MTU 9000"
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "iperf3 TCP IPv4 a->b at MTU 9000" iperf_tcp "$NA" 10.99.0.2
+	stop_servers
+	kill -TERM "$LINK_PID"
+	wait "$LINK_PID"
+	rc=$?
+	LINK_PID=
+	cat "$WORK/link.out" >>"$LOG"
+	[ $rc -eq 0 ] && pass "SIGTERM: clean exit" || fail "SIGTERM: exit $rc"
+	check "teardown after MTU 9000: nothing left" nothing_left "$NA" "$NB"
+else
+	fail "vnic link up (MTU 9000)"
+	LINK_PID=
+fi
+
+# ---------------------------------------------------------------- --pcap
+# A short run of its own: the capture holds every frame, so keep it small.
+if start_link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK/wire.pcap"; then
+	pass "vnic link --pcap up"
+	check "ping through the capture" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 10.99.0.2
+	check "ping -6 through the capture" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 fd00:99::2
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "iperf3 TCP through the capture" ip netns exec "$NA" iperf3 -c 10.99.0.2 -p 5201 -n 4M
+	stop_servers
+	check "--pcap: clean exit" stop_link
+	if command -v tshark >/dev/null; then
+		check "pcap: tshark reads ICMP, ICMPv6 and TCP in it" bash -c "
+			s=\$(tshark -r '$WORK/wire.pcap' -q -z io,phs 2>&1) || exit 1
+			echo \"\$s\"
+			echo \"\$s\" | grep -q ' icmp ' && echo \"\$s\" | grep -q ' icmpv6 ' &&
+				echo \"\$s\" | grep -q ' tcp '"
+	else
+		echo "SKIP: reading the pcap back (apt-get install tshark)"
+		check "pcap: file written" test -s "$WORK/wire.pcap"
+	fi
+	check "teardown after --pcap: nothing left" nothing_left "$NA" "$NB"
+elif grep -q "without libpcap" "$WORK/link.out"; then
+	echo "SKIP: --pcap (vnic built without libpcap-dev)"
+	LINK_PID=
+else
+	fail "vnic link --pcap up"
+	LINK_PID=
+fi
+
+# ---------------------------------------------------------------- backing device
+ip netns add "$NC"
+ip link add "$VB" type veth peer name "$VP"
+ip link set "$VP" netns "$NC"
+ip -n "$NC" addr add 10.98.0.2/24 dev "$VP"
+ip -n "$NC" addr add fd00:98::2/64 dev "$VP" nodad
+ip -n "$NC" link set "$VP" up
+ip -n "$NC" link set lo up
+# Wire frames are MTU frames: no aggregation on the backing end, no TSO towards it.
+ethtool -K "$VB" gro off lro off >>"$LOG" 2>&1
+ip netns exec "$NC" ethtool -K "$VP" tso off gso off >>"$LOG" 2>&1
+ip link set "$VB" up
+if start_link --backing "$VB" --new-ns-a "$NA" --addr-a 10.98.0.1/24 --addr6-a fd00:98::1/64; then
+	pass "vnic link --backing $VB up"
+	check "backing: ping 10.98.0.2" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 10.98.0.2
+	check "backing: ping fd00:98::2 1400 B" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 -s 1400 fd00:98::2
+	server "$NC" iperf3 -s -p 5201
+	wait_port "$NC" 5201
+	check "backing: iperf3 TCP a->c" iperf_tcp "$NA" 10.98.0.2
+	check "backing: iperf3 TCP c->a" iperf_tcp "$NA" 10.98.0.2 -R
+	stop_servers
+	check "backing: clean exit" stop_link
+	check "backing: teardown leaves $NC and $VB alone" bash -c \
+		"ip netns list | grep -qw $NC && ip link show $VB >/dev/null && ! ip netns list | grep -qw $NA"
+else
+	fail "vnic link --backing $VB up"
+	LINK_PID=
+fi
+ip netns del "$NC"
+ip link del "$VB" 2>/dev/null
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
