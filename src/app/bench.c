@@ -444,6 +444,19 @@ static void sleep_ns(uint64_t ns)
  * line a second on stderr for long runs. A late wake-up skips the samples it
  * missed rather than bunch them up, so samples stay about a period apart.
  */
+/* Frames put on the cable so far, both ways. */
+static uint64_t wire_frames(const struct vnic_topo *t)
+{
+	struct vnic_cable_stats cs;
+	uint64_t n = 0;
+
+	for (unsigned int dir = 0; dir < 2; dir++) {
+		vnic_cable_stats(t->cable, dir, &cs);
+		n += cs.tx_frames;
+	}
+	return n;
+}
+
 /* No descriptor in flight on any tx queue of either driver, no frame on the cable. */
 static bool tx_rings_idle(const struct vnic_topo *t)
 {
@@ -667,8 +680,17 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	for (int i = 0; i < 2000 && !quiesced(r); i++)
 		sleep_ns(1000000);
 	r->quiesced = quiesced(r);
-	for (int i = 0; i < 2000 && !tx_rings_idle(t); i++)
+	/*
+	 * Then until the wire has been quiet for a while: a late pure ACK or
+	 * timer-driven segment still on its way would otherwise meet a peer
+	 * whose link is already down and be dropped there.
+	 */
+	for (int i = 0, quiet = 0; i < 2000 && quiet < 10; i++) {
+		uint64_t before = wire_frames(t);
+
 		sleep_ns(1000000);
+		quiet = tx_rings_idle(t) && wire_frames(t) == before ? quiet + 1 : 0;
+	}
 	err = vnic_topo_stop(t);
 	if (err)
 		fprintf(stderr, "vnic bench: closing: %s\n", strerror(-err));

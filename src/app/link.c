@@ -928,7 +928,10 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 	return at;
 }
 
-/* Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.", "wire."). */
+/*
+ * Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.",
+ * "cpu_a.", "cable.ab_", or "wire." for the backing wire).
+ */
 static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
 				  struct vnic_counter *tmp, unsigned int tmax)
 {
@@ -947,6 +950,23 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 		snprintf(prefix, sizeof(prefix), "tap_%s.", side_name[s]);
 		n = vnic_tap_counters(sd->tap, tmp, tmax);
 		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+	}
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		const struct vnic_cpu *c = &l->side[s].own_cpu;
+
+		if (!l->side[s].cpu_init)
+			continue;
+		n = 0;
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "sleeps");
+		tmp[n++].value = vnic_ctr_read(&c->stats.sleeps);
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "wakeups");
+		tmp[n++].value = atomic_load(&((struct vnic_cpu *)c)->wakeups_in);
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "busy_polls");
+		tmp[n++].value = vnic_ctr_read(&c->stats.busy_polls);
+		snprintf(tmp[n].name, sizeof(tmp[n].name), "loops");
+		tmp[n++].value = vnic_ctr_read(&c->stats.loops);
+		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
+		at = add_prefixed(out, max, at, prefix, tmp, n);
 	}
 	if (l->backing) {
 		n = vnic_afpacket_counters(l->backing, tmp, tmax);
