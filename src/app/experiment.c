@@ -114,7 +114,7 @@ struct xp_exp {
 	void (*setup)(struct xp *x);
 	void (*report)(struct xp *x);
 	bool trace;	/* one traced round per case */
-	bool sample;	/* keep the first round's time series */
+	bool sample;	/* sample every measuring round alike; keep the first one's series */
 	double fixed_s; /* one round of this long instead (short: fixed_short_s) */
 	double fixed_short_s;
 };
@@ -281,6 +281,7 @@ static uint64_t traffic(struct xp_run *r, double seconds, struct vnic_work_resul
 {
 	uint64_t start = vnic_now_ns(), end = start + (uint64_t)(seconds * 1e9);
 	uint64_t period = (uint64_t)XP_SERIES_MS * 1000000u, next = start, now;
+	bool sampled_end = false;
 
 	if (r->rr)
 		vnic_rr_start(r->rr);
@@ -288,10 +289,13 @@ static uint64_t traffic(struct xp_run *r, double seconds, struct vnic_work_resul
 		vnic_stream_start(r->st);
 	for (;;) {
 		now = vnic_now_ns();
+		sampled_end = false;
 		if (r->sm && now >= next) {
 			results(r, res);
 			vnic_sampler_take(r->sm, now - start, res);
+			sampled_end = true;
 			next += period;
+			/* a late wake-up skips the samples it missed rather than bunch them */
 			if (next <= now)
 				next = now + period - (now - start) % period;
 		}
@@ -300,7 +304,8 @@ static uint64_t traffic(struct xp_run *r, double seconds, struct vnic_work_resul
 		sleep_until(r->sm && next < end ? next : end);
 	}
 	results(r, res);
-	if (r->sm)
+	/* the series ends where the run does */
+	if (r->sm && !sampled_end)
 		vnic_sampler_take(r->sm, now - start, res);
 	return now - start;
 }
@@ -560,6 +565,19 @@ static uint64_t drvq(const struct xp_case *c, char side, const char *dir, const 
 	return sum;
 }
 
+/* Sum over the queues of device A's tx engine: name after "txN_". */
+static uint64_t dev_txa(const struct xp_case *c, const char *name)
+{
+	char full[VNIC_COUNTER_NAME_MAX + 32];
+	uint64_t sum = 0;
+
+	for (unsigned int q = 0; q < VNIC_MAX_QUEUES; q++) {
+		snprintf(full, sizeof(full), "dev_a.tx%u_%s", q, name);
+		sum += ctr(c, full);
+	}
+	return sum;
+}
+
 /* tx counters of side A (requests, data), rx counters of side B. */
 static uint64_t txa(const struct xp_case *c, const char *name)
 {
@@ -664,6 +682,7 @@ COL_CTR(tx_hdr_descs, txa(c, "hdr_descs"))
 COL_CTR(tx_hdr_descs_per_pkt, ratio((double)txa(c, "hdr_descs"), (double)a_pkts(c)))
 COL_CTR(tx_csum_sw, txa(c, "csum_sw"))
 COL_CTR(tx_csum_offload, txa(c, "csum_offload"))
+COL_CTR(dev_csum_missing_hdrs, dev_txa(c, "csum_missing_hdrs"))
 COL_CTR(tx_lso_packets, txa(c, "lso_packets"))
 COL_CTR(tx_completion_rounds, txa(c, "completion_rounds"))
 COL_CTR(tx_bql_completed_calls, txa(c, "bql_completed_calls"))
@@ -714,6 +733,7 @@ static const struct xp_col cols[] = {
 	COL(tx_hdr_descs_per_pkt, 3),
 	COL(tx_csum_sw, 0),
 	COL(tx_csum_offload, 0),
+	COL(dev_csum_missing_hdrs, 0),
 	COL(tx_lso_packets, 0),
 	COL(tx_completion_rounds, 0),
 	COL(tx_bql_completed_calls, 0),
@@ -1015,6 +1035,7 @@ CELL_GRP(direct, txa(c, "direct_packets"))
 CELL_GRP(batched, txa(c, "batched_packets"))
 CELL(direct_pct, "%.1f %%", ratio(100.0 * (double)txa(c, "direct_packets"), (double)a_pkts(c)))
 CELL_GRP(csum_sw, txa(c, "csum_sw"))
+CELL_GRP(csum_missing, dev_txa(c, "csum_missing_hdrs"))
 CELL_GRP(hdr_descs, txa(c, "hdr_descs"))
 CELL(hdr_per_pkt, "%.2f", ratio((double)txa(c, "hdr_descs"), (double)a_pkts(c)))
 CELL_GRP(polls, rxb(c, "polls"))
@@ -1523,6 +1544,8 @@ static void csum_table(struct xp *x, const char *wl, bool seed)
 	md_row(x, "software checksum hits (traced round)", seed ? sd[6] : NULL, 3, cs, 3,
 	       cell_csum_hits);
 	md_row(x, "software checksums, side A (counter)", NULL, 3, cs, 3, cell_csum_sw);
+	md_row(x, "offloads missing the headers asked for, device A (counter)", NULL, 3, cs, 3,
+	       cell_csum_missing);
 	md_row(x, "direct packets, side A (counter)", NULL, 3, cs, 3, cell_direct);
 	md_row(x, "batched packets, side A (counter)", NULL, 3, cs, 3, cell_batched);
 	md_row(x, "latency p50 / p99", NULL, 3, cs, 3, cell_lat);

@@ -104,7 +104,9 @@ static void preamble(FILE *f, const char *png, int width, int height)
 {
 	const char *term = vnic_plot_terminal();
 
-	fprintf(f, "# Written by `vnic experiment`; redraw with: gnuplot THIS_FILE\n");
+	fputs("# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory\n"
+	      "# it ran in: the paths below are as it was given them.\n",
+	      f);
 	fprintf(f, "set terminal %s size %d,%d noenhanced%s\n", term ? term : "pngcairo", width,
 		height, term && !strcmp(term, "png") ? "" : " font 'sans,10'");
 	fputs("set output ", f);

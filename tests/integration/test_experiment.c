@@ -262,6 +262,10 @@ static void test_csum(void **state)
 		/* headers asked for: never direct; without them, direct */
 		assert_true(val(&c, wl[w], "hw-headers", "tx_direct_packets") == 0);
 		assert_true(val(&c, wl[w], "hw-noheaders", "tx_direct_packets") > 0);
+		/* only the unsafe variant sends an offload without the headers asked for */
+		assert_true(val(&c, wl[w], "hw-noheaders", "dev_csum_missing_hdrs") > 0);
+		assert_true(val(&c, wl[w], "hw-headers", "dev_csum_missing_hdrs") == 0);
+		assert_true(val(&c, wl[w], "sw-direct", "dev_csum_missing_hdrs") == 0);
 		assert_true(val(&c, wl[w], "sw-direct", "csum_help_hits") > 0);
 		assert_true(val(&c, wl[w], "hw-headers", "csum_help_hits") == 0);
 	}

@@ -1,0 +1,33 @@
+# Written by `vnic experiment`; redraw with: gnuplot THIS_FILE
+set terminal pngcairo size 1220,440 noenhanced font 'sans,10'
+set output 'docs/experiments/gro.png'
+set datafile separator ','
+set grid ytics
+set border 3
+set tics nomirror
+set linetype 1 lc rgb '#0072b2' lw 2
+set linetype 2 lc rgb '#d55e00' lw 2
+set linetype 3 lc rgb '#009e73' lw 2
+set linetype 4 lc rgb '#cc79a7' lw 2
+set linetype 5 lc rgb '#e69f00' lw 2
+set linetype 6 lc rgb '#56b4e9' lw 2
+set linetype 7 lc rgb '#000000' lw 2
+set linetype 8 lc rgb '#f0e442' lw 2
+set style fill solid 0.75 border -1
+set boxwidth 0.7
+set yrange [0:*]
+set offsets 0.5, 0.5, 0, 0
+set xtics rotate by -30 left
+set format y '%.3g'
+set bmargin 6
+set multiplot layout 1,3 title 'gro (seed 003): stream 4 flows, rx-deliver list / gro / gro-list'
+set title 'Gbit/s'
+plot 'docs/experiments/gro.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+  '' using 0:(column('gbps')):(sprintf('%.3g', column('gbps'))) with labels offset 0,0.7 notitle
+set title 'receive-side CPU (% of a core)'
+plot 'docs/experiments/gro.csv' using 0:(column('cpu_b_pct')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+  '' using 0:(column('cpu_b_pct')):(sprintf('%.3g', column('cpu_b_pct'))) with labels offset 0,0.7 notitle
+set title 'segments per delivery'
+plot 'docs/experiments/gro.csv' using 0:(column('rx_pkts_per_delivery')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+  '' using 0:(column('rx_pkts_per_delivery')):(sprintf('%.3g', column('rx_pkts_per_delivery'))) with labels offset 0,0.7 notitle
+unset multiplot

@@ -1,0 +1,33 @@
+# Written by `vnic experiment`; redraw with: gnuplot THIS_FILE
+set terminal pngcairo size 1220,440 noenhanced font 'sans,10'
+set output 'docs/experiments/hdr-build.png'
+set datafile separator ','
+set grid ytics
+set border 3
+set tics nomirror
+set linetype 1 lc rgb '#0072b2' lw 2
+set linetype 2 lc rgb '#d55e00' lw 2
+set linetype 3 lc rgb '#009e73' lw 2
+set linetype 4 lc rgb '#cc79a7' lw 2
+set linetype 5 lc rgb '#e69f00' lw 2
+set linetype 6 lc rgb '#56b4e9' lw 2
+set linetype 7 lc rgb '#000000' lw 2
+set linetype 8 lc rgb '#f0e442' lw 2
+set style fill solid 0.75 border -1
+set boxwidth 0.7
+set yrange [0:*]
+set offsets 0.5, 0.5, 0, 0
+set xtics rotate by -30 left
+set format y '%.3g'
+set bmargin 6
+set multiplot layout 1,3 title 'hdr-build (seed 000 patches 2-3): stream, tx-hdr-build copy vs direct'
+set title 'header descriptor build average (us)'
+plot 'docs/experiments/hdr-build.csv' using 0:(column('hdr_build_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+  '' using 0:(column('hdr_build_avg_us')):(sprintf('%.3g', column('hdr_build_avg_us'))) with labels offset 0,0.7 notitle
+set title 'xmit average (us)'
+plot 'docs/experiments/hdr-build.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+  '' using 0:(column('xmit_avg_us')):(sprintf('%.3g', column('xmit_avg_us'))) with labels offset 0,0.7 notitle
+set title 'Gbit/s'
+plot 'docs/experiments/hdr-build.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+  '' using 0:(column('gbps')):(sprintf('%.3g', column('gbps'))) with labels offset 0,0.7 notitle
+unset multiplot
