@@ -1,4 +1,5 @@
-# Written by `vnic experiment`; redraw with: gnuplot THIS_FILE
+# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
+# it ran in: the paths below are as it was given them.
 set terminal pngcairo size 1600,440 noenhanced font 'sans,10'
 set output 'docs/experiments/direct.png'
 set datafile separator ','
