@@ -83,6 +83,9 @@ int vnic_arg_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uin
 /* A count with an optional k/M/G suffix (powers of 1000), e.g. "100M" for a rate. */
 int vnic_arg_si(const char *opt, const char *s, uint64_t *out);
 int vnic_arg_double(const char *opt, const char *s, double min, double max, double *out);
+int vnic_arg_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out);
+/* Prints "vnic: OPT: 'S' is not one of CHOICES"; returns -EINVAL. */
+int vnic_arg_bad_choice(const char *opt, const char *s, const char *choices);
 
 /* ---------------------------------------------------------------------------
  * JSON output (json.c): a tiny streaming writer, enough for reports.

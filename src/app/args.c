@@ -77,3 +77,19 @@ int vnic_arg_double(const char *opt, const char *s, double min, double max, doub
 	*out = v;
 	return 0;
 }
+
+int vnic_arg_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	uint64_t v;
+	int err = vnic_arg_u64(opt, s, min, max, &v);
+
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
+}
+
+int vnic_arg_bad_choice(const char *opt, const char *s, const char *choices)
+{
+	fprintf(stderr, "vnic: %s: '%s' is not one of %s\n", opt, s, choices);
+	return -EINVAL;
+}

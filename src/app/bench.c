@@ -127,46 +127,30 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-	uint64_t v;
-	int err = vnic_arg_u64(opt, s, min, max, &v);
-
-	if (!err)
-		*out = (uint32_t)v;
-	return err;
-}
-
-static int bad_choice(const char *opt, const char *s, const char *choices)
-{
-	fprintf(stderr, "vnic: %s: '%s' is not one of %s\n", opt, s, choices);
-	return -EINVAL;
-}
-
 static int parse_policy(int c, const char *s, struct vnic_drv_config *d)
 {
 	switch (c) {
 	case OPT_RX_REPLENISH:
 		return vnic_drv_rx_replenish_parse(s, &d->rx_replenish) ?
-			       bad_choice("--rx-replenish", s, "low, always") : 0;
+			       vnic_arg_bad_choice("--rx-replenish", s, "low, always") : 0;
 	case OPT_TX_HDR_BUILD:
 		return vnic_drv_tx_hdr_build_parse(s, &d->tx_hdr_build) ?
-			       bad_choice("--tx-hdr-build", s, "direct, copy") : 0;
+			       vnic_arg_bad_choice("--tx-hdr-build", s, "direct, copy") : 0;
 	case OPT_TX_SUBMIT:
 		return vnic_drv_tx_submit_parse(s, &d->tx_submit) ?
-			       bad_choice("--tx-submit", s, "auto, indirect") : 0;
+			       vnic_arg_bad_choice("--tx-submit", s, "auto, indirect") : 0;
 	case OPT_BQL_COMPLETE:
 		return vnic_drv_bql_complete_parse(s, &d->bql_complete) ?
-			       bad_choice("--bql-complete", s, "per-round, per-entry") : 0;
+			       vnic_arg_bad_choice("--bql-complete", s, "per-round, per-entry") : 0;
 	case OPT_TX_CSUM:
 		return vnic_drv_tx_csum_parse(s, &d->tx_csum) ?
-			       bad_choice("--tx-csum", s, "sw-direct, hw-headers, hw-noheaders") : 0;
+			       vnic_arg_bad_choice("--tx-csum", s, "sw-direct, hw-headers, hw-noheaders") : 0;
 	case OPT_RX_DELIVER:
 		return vnic_deliver_mode_parse(s, &d->rx_deliver) ?
-			       bad_choice("--rx-deliver", s, "gro-list, gro, list") : 0;
+			       vnic_arg_bad_choice("--rx-deliver", s, "gro-list, gro, list") : 0;
 	case OPT_TX_RECLAIM:
 		return vnic_drv_tx_reclaim_parse(s, &d->tx_reclaim) ?
-			       bad_choice("--tx-reclaim", s, "irq, lazy, napi, orphan") : 0;
+			       vnic_arg_bad_choice("--tx-reclaim", s, "irq, lazy, napi, orphan") : 0;
 	}
 	return -EINVAL;
 }
@@ -196,10 +180,10 @@ static int parse_opt(int c, const char *a, struct vnic_bench_opts *o)
 		o->st.bytes = v;
 		break;
 	case OPT_REQ_SIZE:
-		err = parse_u32("--req-size", a, 1, 1u << 20, &o->rr.req_size);
+		err = vnic_arg_u32("--req-size", a, 1, 1u << 20, &o->rr.req_size);
 		break;
 	case OPT_RESP_SIZE:
-		err = parse_u32("--resp-size", a, 1, 1u << 20, &o->rr.resp_size);
+		err = vnic_arg_u32("--resp-size", a, 1, 1u << 20, &o->rr.resp_size);
 		break;
 	case OPT_DURATION:
 		err = vnic_arg_double("--duration", a, 0.05, 86400, &o->duration_s);
@@ -209,17 +193,17 @@ static int parse_opt(int c, const char *a, struct vnic_bench_opts *o)
 		t->drv.tx_queues = t->drv.rx_queues = (unsigned int)v;
 		break;
 	case OPT_MTU:
-		err = parse_u32("--mtu", a, VNIC_DRV_MIN_MTU, VNIC_DRV_MAX_MTU, &t->drv.mtu);
+		err = vnic_arg_u32("--mtu", a, VNIC_DRV_MIN_MTU, VNIC_DRV_MAX_MTU, &t->drv.mtu);
 		t->cable.mtu = t->drv.mtu;
 		break;
 	case OPT_ENTRIES:
-		err = parse_u32("--tx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.tx_entries);
+		err = vnic_arg_u32("--tx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.tx_entries);
 		break;
 	case OPT_RX_ENTRIES:
-		err = parse_u32("--rx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.rx_entries);
+		err = vnic_arg_u32("--rx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.rx_entries);
 		break;
 	case OPT_IND_DESCS:
-		err = parse_u32("--ind-descs", a, 1, VNIC_MAX_IND_DESCS, &t->drv.max_ind_descs);
+		err = vnic_arg_u32("--ind-descs", a, 1, VNIC_MAX_IND_DESCS, &t->drv.max_ind_descs);
 		break;
 	case OPT_IPV6:
 		o->rr.tcp.ipv6 = o->st.tcp.ipv6 = true;
@@ -232,11 +216,11 @@ static int parse_opt(int c, const char *a, struct vnic_bench_opts *o)
 		o->rr.tcp.no_csum_offload = o->st.tcp.no_csum_offload = true;
 		break;
 	case OPT_TSQ:
-		err = parse_u32("--tsq-bytes", a, 1, 1u << 30, &o->st.tcp.tsq_bytes);
+		err = vnic_arg_u32("--tsq-bytes", a, 1, 1u << 30, &o->st.tcp.tsq_bytes);
 		o->rr.tcp.tsq_bytes = o->st.tcp.tsq_bytes;
 		break;
 	case OPT_WINDOW:
-		err = parse_u32("--window", a, 1, 1u << 30, &o->st.tcp.window);
+		err = vnic_arg_u32("--window", a, 1, 1u << 30, &o->st.tcp.window);
 		o->rr.tcp.window = o->st.tcp.window;
 		break;
 	case OPT_BUSY_POLL:
@@ -262,13 +246,13 @@ static int parse_opt(int c, const char *a, struct vnic_bench_opts *o)
 		else if (!strcmp(a, "exact"))
 			t->dev.hdr_mask = VNIC_DEV_HDRS_EXACT;
 		else
-			err = bad_choice("--hdr-mask", a, "cautious, exact");
+			err = vnic_arg_bad_choice("--hdr-mask", a, "cautious, exact");
 		break;
 	case OPT_DROP_MISSING:
 		t->dev.drop_missing_hdrs = true;
 		break;
 	case OPT_DEV_QUEUES:
-		err = parse_u32("--dev-queues", a, 1, VNIC_MAX_QUEUES, &t->dev.max_tx_queues);
+		err = vnic_arg_u32("--dev-queues", a, 1, VNIC_MAX_QUEUES, &t->dev.max_tx_queues);
 		t->dev.max_rx_queues = t->dev.max_tx_queues;
 		break;
 	case OPT_COST_DIRECT:
@@ -322,7 +306,7 @@ static int parse_opt(int c, const char *a, struct vnic_bench_opts *o)
 		o->ctl = false;
 		break;
 	case OPT_SAMPLE_MS:
-		err = parse_u32("--sample-ms", a, 0, 60000, &o->sample_ms);
+		err = vnic_arg_u32("--sample-ms", a, 0, 60000, &o->sample_ms);
 		break;
 	case OPT_SAMPLES:
 		o->samples_path = a;
