@@ -75,6 +75,89 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name);
 
 /* ---------------------------------------------------------------------------
+ * The option table (opts.c): every option that describes the vNIC pair (its
+ * shape, the driver's policies, the device, the cost model, the cable), one
+ * name and one meaning for `vnic bench`, `vnic link` and `vnic experiment`.
+ * A command merges the groups it takes into its getopt_long array and hands
+ * each getopt value of the table to vnic_topo_opt_parse.
+ * ------------------------------------------------------------------------- */
+
+enum vnic_topo_opt_group {
+	VNIC_OPTG_VNIC,		/* queues, mtu, rings, offloads, BQL, busy-poll */
+	VNIC_OPTG_POLICY,	/* the driver's policies */
+	VNIC_OPTG_DEVICE,
+	VNIC_OPTG_COST,		/* the hypervisor's cost model */
+	VNIC_OPTG_CABLE,
+	VNIC_OPTG_COUNT,
+};
+
+enum {
+	VNIC_OPTG_ALL = (1u << VNIC_OPTG_COUNT) - 1,
+	VNIC_TOPO_OPT_BASE = 0x1000,	/* getopt values of the table: BASE + index */
+	VNIC_TOPO_OPTS_MAX = 64,
+};
+
+struct option;
+
+/* The table's entries of the groups (a mask of 1 << group) into out; how many. */
+unsigned int vnic_topo_opts_longopts(struct option *out, unsigned int max, unsigned int groups);
+
+/*
+ * A command's own options around the table, and what to do with each.
+ * Every command also takes --help, --quiet and --json with one meaning:
+ * usage on stdout; no progress lines on stderr; the report as JSON on stdout.
+ */
+struct vnic_opts_cmd {
+	const char *name;		/* "vnic bench", for messages */
+	const struct option *own;	/* ended by an all-zero entry */
+	unsigned int groups;		/* the table's groups it takes */
+	void (*usage)(FILE *f);
+	size_t quiet_off, json_off;	/* the two bools in the options struct */
+	/* one option, its own or the table's (those go to vnic_topo_opt_parse); 0 or -EINVAL */
+	int (*opt)(void *opts, int c, const char *arg);
+};
+
+/*
+ * Parses argv[1..] (argv[0] names the command) through cmd into opts. 0, 1
+ * (--help: usage printed) or -EINVAL (a line saying why printed).
+ */
+int vnic_opts_parse(const struct vnic_opts_cmd *cmd, int argc, char **argv, void *opts);
+/* The long name of the table's getopt value c, NULL if c is not the table's. */
+const char *vnic_opts_long_name(int c);
+/* --name without a control socket is a contradiction: 0 or -EINVAL (message printed). */
+int vnic_opts_check_ctl(const char *cmd, const char *ctl_name, bool ctl);
+/* Whether getopt value c is one of the table's. */
+bool vnic_topo_opt_is(int c);
+/*
+ * Parses the argument of the table's option c into cfg and adds its group
+ * to *groups_set (may be NULL). 0 or -EINVAL (message printed).
+ */
+int vnic_topo_opt_parse(int c, const char *arg, struct vnic_topo_config *cfg,
+			unsigned int *groups_set);
+/*
+ * By name ("tx-submit", "indirect"), for comparisons and live changes. A
+ * flag takes "on" or "off". 0, -ENOENT (no such option) or -EINVAL
+ * (message printed either way).
+ */
+int vnic_topo_opt_set(const char *name, const char *value, struct vnic_topo_config *cfg);
+/* The value in force, as the option would take it. 0 or -ENOENT. */
+int vnic_topo_opt_show(const char *name, const struct vnic_topo_config *cfg, char *buf,
+		       size_t len);
+/* The names of the groups' options into out; how many there are in all. */
+unsigned int vnic_topo_opt_names(unsigned int groups, const char **out, unsigned int max);
+/* Help for the groups, one line per option, each with its value in def. */
+void vnic_topo_opts_usage(FILE *f, unsigned int groups, const struct vnic_topo_config *def);
+
+struct vnic_kv {
+	const char *key;
+	const char *value;
+};
+
+/* Every choice option (the policies, hdr-mask) and its value in cfg; how many in all. */
+unsigned int vnic_topo_policies(const struct vnic_topo_config *cfg, struct vnic_kv *out,
+				unsigned int max);
+
+/* ---------------------------------------------------------------------------
  * Command-line helpers (args.c)
  * ------------------------------------------------------------------------- */
 
@@ -84,6 +167,8 @@ int vnic_arg_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uin
 int vnic_arg_si(const char *opt, const char *s, uint64_t *out);
 int vnic_arg_double(const char *opt, const char *s, double min, double max, double *out);
 int vnic_arg_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out);
+/* 0, or -EINVAL after saying why S is no instance name (vnic_ctl_name_valid). */
+int vnic_arg_ctl_name(const char *opt, const char *s);
 /* Prints "vnic: OPT: 'S' is not one of CHOICES"; returns -EINVAL. */
 int vnic_arg_bad_choice(const char *opt, const char *s, const char *choices);
 
@@ -95,9 +180,12 @@ struct vnic_json {
 	FILE *f;
 	int depth;
 	bool need_comma;
+	bool compact;		/* the whole object on one line (JSON Lines) */
 };
 
 void vnic_json_begin(struct vnic_json *j, FILE *f);
+/* An object on one line, for a stream of them (one per interval). */
+void vnic_json_begin_line(struct vnic_json *j, FILE *f);
 void vnic_json_end(struct vnic_json *j);	/* closes the top object, newline */
 void vnic_json_object(struct vnic_json *j, const char *key);	/* key NULL inside arrays/top */
 void vnic_json_close(struct vnic_json *j);
@@ -150,8 +238,6 @@ int vnic_ctl_serve_start(struct vnic_ctl **ctl, const char *name, vnic_ctl_colle
 /* Stops the thread and removes the socket file (if it is still ours). NULL is fine. */
 void vnic_ctl_serve_stop(struct vnic_ctl *ctl);
 const char *vnic_ctl_serve_path(const struct vnic_ctl *ctl);
-/* Requests answered "error:" or timed out so far (also served as ctl.bad_requests). */
-uint64_t vnic_ctl_bad_requests(const struct vnic_ctl *ctl);
 /*
  * Client: sends req and a newline to the socket at path and reads the answer
  * until the server closes, all within timeout_ms. *out is malloc'd and
@@ -224,7 +310,11 @@ void vnic_sampler_destroy(struct vnic_sampler *sm);
 /* `vnic bench rr|stream [options]`. Returns the process exit status. */
 int vnic_cmd_bench(int argc, char **argv);
 
-/* The pieces of `vnic bench`, for the integration tests (bench.c). */
+/* ---------------------------------------------------------------------------
+ * The bench runner (run.c): one run of a built-in workload across the
+ * embedded topology, shared by `vnic bench` and `vnic experiment`.
+ * ------------------------------------------------------------------------- */
+
 enum vnic_workload { VNIC_WL_RR, VNIC_WL_STREAM };
 
 struct vnic_bench_opts {
@@ -234,13 +324,25 @@ struct vnic_bench_opts {
 	struct vnic_stream_opts st;
 	double duration_s;
 	bool json;
-	bool quiet;
+	bool quiet;			/* no interval lines on stderr */
 	bool trace;			/* --trace: trace the traffic, report it */
 	bool ctl;			/* serve a control socket (default off; the command: on) */
 	const char *ctl_name;		/* --name; NULL: "bench-PID" */
 	uint32_t sample_ms;		/* --sample-ms: sampler period, 0 = off (default) */
 	const char *samples_path;	/* --samples FILE.csv: write the series there */
 };
+
+/* One second of a run (the last one may be shorter). */
+struct vnic_bench_interval {
+	double t_s;			/* its end, since the traffic started */
+	double dt_s;			/* its length */
+	uint64_t transactions;		/* completed in it */
+	uint64_t bytes;			/* payload delivered in it */
+	uint64_t errors;		/* payload and checksum errors in it */
+};
+
+double vnic_bench_interval_tps(const struct vnic_bench_interval *iv);
+double vnic_bench_interval_gbps(const struct vnic_bench_interval *iv);
 
 struct vnic_bench_run {
 	struct vnic_bench_opts *o;	/* set by the caller */
@@ -249,9 +351,13 @@ struct vnic_bench_run {
 	struct vnic_stream *st;
 	struct vnic_work_results res;	/* at the end of the duration */
 	uint64_t elapsed_ns;
-	double cpu_s;
+	double cpu_s;			/* the whole process during the traffic */
+	double thread_cpu_s[VNIC_TOPO_SIDES];	/* each side's cpu thread, likewise */
 	bool pools_full;		/* every driver pool full after quiesce and close */
 	bool quiesced;			/* all data acknowledged before close */
+	struct vnic_bench_interval *intervals;	/* one a second, and the last part */
+	size_t nintervals;
+	size_t intervals_cap;
 	struct vnic_series series;	/* o->sample_ms: the samples of the run */
 	struct vnic_sampler *sampler;
 	struct vnic_ctl *ctl;		/* o->ctl: served until vnic_bench_run returns */
@@ -264,10 +370,13 @@ int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o);
 /*
  * Builds the topology, runs the workload for the duration, stops it, waits
  * for quiesce, closes the drivers and stops the threads. The topology stays
- * for counters until vnic_bench_cleanup. 0 or -errno (message printed).
+ * for counters until vnic_bench_cleanup, which the caller always calls,
+ * whatever this returned. 0 or -errno (message printed).
  */
 int vnic_bench_run(struct vnic_bench_run *r);
 void vnic_bench_cleanup(struct vnic_bench_run *r);
+/* Async-signal-safe: every run in progress ends within 0.1 s, as if its time were up. */
+void vnic_bench_interrupt(void);
 /*
  * Every counter of a run, live or finished: the workload's as "work.*"
  * (transactions, bytes, tx_pkts, tx_segs, tx_bytes, rx_pkts, rx_segs,
@@ -281,6 +390,31 @@ int vnic_cmd_stats(int argc, char **argv);
 
 /* `vnic link [options]` (link.c): two namespaces joined by vnic, until a signal. Exit status. */
 int vnic_cmd_link(int argc, char **argv);
+
+struct vnic_link_opts {
+	struct vnic_topo_config topo;	/* drivers, devices, cable, cost model */
+	const char *ns[VNIC_TOPO_SIDES];
+	bool ns_given[VNIC_TOPO_SIDES];	/* attach to ns[s]; else create it */
+	const char *addr[VNIC_TOPO_SIDES];	/* "none" = no address of that family */
+	const char *addr6[VNIC_TOPO_SIDES];
+	const char *ifname;		/* the TAP's name inside its namespace */
+	const char *pcap;
+	const char *backing;
+	double duration_s;		/* 0 = until a signal */
+	uint32_t tap_batch;
+	unsigned int threads;		/* cpu threads: 2 (a side each) or 1 (both sides) */
+	bool no_vnet_hdr;
+	bool quiet;			/* no interval lines on stderr */
+	bool json;			/* the final report as JSON on stdout */
+	bool interval_json;		/* one JSON object per interval on stdout */
+	bool ctl;			/* serve the counters to `vnic stats` */
+	const char *ctl_name;
+	unsigned int groups_set;	/* the groups of the option table given */
+};
+
+void vnic_link_opts_default(struct vnic_link_opts *o);
+/* argv[0] is "link". 0, 1 (help printed) or -EINVAL (message printed). */
+int vnic_link_parse(int argc, char **argv, struct vnic_link_opts *o);
 
 /*
  * `vnic experiment NAME|all|list [options]` (experiment.c): each seed's before

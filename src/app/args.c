@@ -93,3 +93,12 @@ int vnic_arg_bad_choice(const char *opt, const char *s, const char *choices)
 	fprintf(stderr, "vnic: %s: '%s' is not one of %s\n", opt, s, choices);
 	return -EINVAL;
 }
+
+int vnic_arg_ctl_name(const char *opt, const char *s)
+{
+	if (vnic_ctl_name_valid(s))
+		return 0;
+	fprintf(stderr, "vnic: %s: '%s' is not 1..63 of A-Z a-z 0-9 . _ - (no leading '.')\n", opt,
+		s);
+	return -EINVAL;
+}

@@ -565,11 +565,6 @@ const char *vnic_ctl_serve_path(const struct vnic_ctl *c)
 	return c->path;
 }
 
-uint64_t vnic_ctl_bad_requests(const struct vnic_ctl *c)
-{
-	return atomic_load_explicit(&c->bad_requests, memory_order_relaxed);
-}
-
 /* ---------------------------------------------------------------------------
  * Client
  * ------------------------------------------------------------------------- */

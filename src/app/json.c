@@ -7,6 +7,8 @@
 
 static void indent(struct vnic_json *j)
 {
+	if (j->compact)
+		return;
 	fputc('\n', j->f);
 	for (int i = 0; i < j->depth; i++)
 		fputs("  ", j->f);
@@ -38,7 +40,14 @@ void vnic_json_begin(struct vnic_json *j, FILE *f)
 	j->f = f;
 	j->depth = 1;
 	j->need_comma = false;
+	j->compact = false;
 	fputc('{', f);
+}
+
+void vnic_json_begin_line(struct vnic_json *j, FILE *f)
+{
+	vnic_json_begin(j, f);
+	j->compact = true;
 }
 
 void vnic_json_end(struct vnic_json *j)
@@ -46,6 +55,7 @@ void vnic_json_end(struct vnic_json *j)
 	j->depth = 0;
 	indent(j);
 	fputs("}\n", j->f);
+	fflush(j->f);
 }
 
 void vnic_json_object(struct vnic_json *j, const char *key)

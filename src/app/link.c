@@ -24,8 +24,10 @@
 #include <linux/capability.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,24 +47,6 @@ enum {
 };
 
 static const char *const side_name[SIDES] = { "a", "b" };
-
-struct link_opts {
-	struct vnic_topo_config topo;	/* drivers, devices, cable, cost model */
-	const char *ns[SIDES];
-	bool ns_given[SIDES];		/* attach to ns[s]; else create it */
-	const char *addr[SIDES];	/* "none" = no address of that family */
-	const char *addr6[SIDES];
-	const char *ifname;		/* the TAP's name inside its namespace */
-	const char *pcap;
-	const char *backing;
-	double duration_s;		/* 0 = until a signal */
-	uint32_t tap_batch;
-	unsigned int threads;		/* cpu threads: 2 (a side each) or 1 (both sides) */
-	bool no_vnet_hdr;
-	bool quiet;
-	bool ctl;			/* serve the counters to `vnic stats` */
-	const char *ctl_name;
-};
 
 struct link_side {
 	struct vnic_cpu own_cpu;
@@ -86,7 +70,7 @@ struct link_side {
 };
 
 struct link {
-	struct link_opts *o;
+	struct vnic_link_opts *o;
 	unsigned int nsides;
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
@@ -97,54 +81,16 @@ struct link {
 };
 
 /* ---------------------------------------------------------------------------
- * Options: the vNIC, policy, device, cost-model and cable flags of `vnic
- * bench` (same names, same ranges) and link's own.
+ * Options: the shared table (opts.c), and link's own.
  * ------------------------------------------------------------------------- */
 
 enum {
-	OPT_QUEUES = 256, OPT_MTU, OPT_ENTRIES, OPT_RX_ENTRIES, OPT_IND_DESCS, OPT_NO_TSO,
-	OPT_NO_CSUM, OPT_BUSY_POLL, OPT_QUIET, OPT_RX_REPLENISH, OPT_TX_HDR_BUILD, OPT_TX_SUBMIT,
-	OPT_BQL_COMPLETE, OPT_TX_CSUM, OPT_RX_DELIVER, OPT_TX_RECLAIM, OPT_RECLAIM_US, OPT_NO_BQL,
-	OPT_HDR_MASK, OPT_DROP_MISSING, OPT_DEV_QUEUES, OPT_COST_DIRECT, OPT_COST_INDIRECT,
-	OPT_COST_CRQ, OPT_COST_DMA, OPT_COST_IRQ, OPT_RATE, OPT_DELAY, OPT_LOSS, OPT_REORDER,
-	OPT_CORRUPT, OPT_SEED, OPT_NS_A, OPT_NS_B, OPT_ADDR_A, OPT_ADDR_B, OPT_ADDR6_A,
-	OPT_ADDR6_B, OPT_IFNAME, OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH,
-	OPT_NO_VNET_HDR, OPT_NAME, OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_THREADS, OPT_HELP,
+	OPT_NS_A = 256, OPT_NS_B, OPT_ADDR_A, OPT_ADDR_B, OPT_ADDR6_A, OPT_ADDR6_B, OPT_IFNAME,
+	OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH, OPT_NO_VNET_HDR, OPT_NAME,
+	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_THREADS, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 };
 
-static const struct option long_opts[] = {
-	{ "queues", required_argument, NULL, OPT_QUEUES },
-	{ "mtu", required_argument, NULL, OPT_MTU },
-	{ "tx-entries", required_argument, NULL, OPT_ENTRIES },
-	{ "rx-entries", required_argument, NULL, OPT_RX_ENTRIES },
-	{ "ind-descs", required_argument, NULL, OPT_IND_DESCS },
-	{ "no-tso", no_argument, NULL, OPT_NO_TSO },
-	{ "no-csum", no_argument, NULL, OPT_NO_CSUM },
-	{ "busy-poll-us", required_argument, NULL, OPT_BUSY_POLL },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "rx-replenish", required_argument, NULL, OPT_RX_REPLENISH },
-	{ "tx-hdr-build", required_argument, NULL, OPT_TX_HDR_BUILD },
-	{ "tx-submit", required_argument, NULL, OPT_TX_SUBMIT },
-	{ "bql-complete", required_argument, NULL, OPT_BQL_COMPLETE },
-	{ "tx-csum", required_argument, NULL, OPT_TX_CSUM },
-	{ "rx-deliver", required_argument, NULL, OPT_RX_DELIVER },
-	{ "tx-reclaim", required_argument, NULL, OPT_TX_RECLAIM },
-	{ "reclaim-us", required_argument, NULL, OPT_RECLAIM_US },
-	{ "no-bql", no_argument, NULL, OPT_NO_BQL },
-	{ "hdr-mask", required_argument, NULL, OPT_HDR_MASK },
-	{ "drop-missing-hdrs", no_argument, NULL, OPT_DROP_MISSING },
-	{ "dev-queues", required_argument, NULL, OPT_DEV_QUEUES },
-	{ "cost-direct-ns", required_argument, NULL, OPT_COST_DIRECT },
-	{ "cost-indirect-ns", required_argument, NULL, OPT_COST_INDIRECT },
-	{ "cost-crq-ns", required_argument, NULL, OPT_COST_CRQ },
-	{ "cost-dma-ns-per-kib", required_argument, NULL, OPT_COST_DMA },
-	{ "cost-irq-ns", required_argument, NULL, OPT_COST_IRQ },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "delay-us", required_argument, NULL, OPT_DELAY },
-	{ "loss", required_argument, NULL, OPT_LOSS },
-	{ "reorder", required_argument, NULL, OPT_REORDER },
-	{ "corrupt", required_argument, NULL, OPT_CORRUPT },
-	{ "seed", required_argument, NULL, OPT_SEED },
+static const struct option own_opts[] = {
 	{ "ns-a", required_argument, NULL, OPT_NS_A },
 	{ "ns-b", required_argument, NULL, OPT_NS_B },
 	{ "new-ns-a", required_argument, NULL, OPT_NEW_NS_A },
@@ -160,14 +106,18 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
 	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
+	{ "no-csum", no_argument, NULL, OPT_NO_CSUM },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
-	{ "help", no_argument, NULL, OPT_HELP },
+	{ "interval-json", no_argument, NULL, OPT_INTERVAL_JSON },
 	{ NULL, 0, NULL, 0 },
 };
 
 static void usage(FILE *f)
 {
+	struct vnic_link_opts def;
+
+	vnic_link_opts_default(&def);
 	fputs("usage: vnic link [options]   (root: creates namespaces and TAPs; docs/LINK.md)\n"
 	      "namespaces and addresses:\n"
 	      "  --ns-a NAME, --ns-b NAME     attach to existing namespaces instead of creating\n"
@@ -177,167 +127,22 @@ static void usage(FILE *f)
 	      "  --addr6-a A/P, --addr6-b A/P IPv6 (fd00:99::1/64, fd00:99::2/64; or 'none')\n"
 	      "  --ifname NAME       the TAP's name in each namespace (vnic0)\n"
 	      "  --backing IFNAME    back the vNIC's device with IFNAME through AF_PACKET instead\n"
-	      "                      of the cable: one vNIC, one namespace (A)\n"
+	      "                      of the cable: one vNIC, one namespace (A); no cable options\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
-	      "  --duration S        stop after S seconds (default: at SIGINT or SIGTERM)\n"
-	      "  --quiet             no per-second lines\n"
+	      "  --duration S        stop after S seconds (default: at SIGINT, SIGTERM or SIGHUP)\n"
+	      "output:\n"
+	      "  --quiet             no interval lines on stderr\n"
+	      "  --json              the final report as one JSON object on stdout\n"
+	      "  --interval-json     also one JSON object per second on stdout (JSON Lines)\n"
 	      "  --name NAME         instance name for 'vnic stats' (link-PID)\n"
 	      "  --no-ctl            no control socket\n"
 	      "TAP:\n"
 	      "  --threads 1|2       datapath threads: one per side (2), or both sides on one (1)\n"
 	      "  --tap-batch N       packets per TAP read burst (64)\n"
 	      "  --no-vnet-hdr       plain frames, no offloads between the kernel and vnic\n"
-	      "vNIC:\n"
-	      "  --queues N          queue pairs to negotiate, one TAP queue each (1)\n"
-	      "  --mtu N             L3 MTU, 68..9000 (1500)\n"
-	      "  --tx-entries N, --rx-entries N   descriptors per queue (512)\n"
-	      "  --ind-descs N       indirect descriptors per send, 1..128 (16)\n"
-	      "  --no-tso, --no-csum the vNIC offers no TSO / no checksum offload to the kernel\n"
-	      "  --no-bql            byte queue limits off\n"
-	      "  --busy-poll-us N    cpu spin before sleeping (0)\n"
-	      "policies (default first):\n"
-	      "  --rx-replenish low|always      --tx-hdr-build direct|copy\n"
-	      "  --tx-submit auto|indirect      --bql-complete per-round|per-entry\n"
-	      "  --tx-csum sw-direct|hw-headers|hw-noheaders\n"
-	      "  --rx-deliver gro-list|gro|list --tx-reclaim irq|lazy|napi|orphan\n"
-	      "  --reclaim-us N      tx-reclaim=lazy timer (1000)\n"
-	      "device:\n"
-	      "  --hdr-mask cautious|exact      --drop-missing-hdrs\n"
-	      "  --dev-queues N      most queues the device grants (4)\n"
-	      "cost model (ns, all 0 by default):\n"
-	      "  --cost-direct-ns --cost-indirect-ns --cost-crq-ns --cost-dma-ns-per-kib\n"
-	      "  --cost-irq-ns\n"
-	      "cable (not with --backing):\n"
-	      "  --rate BPS (k/M/G)  --delay-us N  --loss P  --reorder P  --corrupt P  --seed N\n",
+	      "  --no-csum           the vNIC offers no checksum offload (nor TSO) to the kernel\n",
 	      f);
-}
-
-static int parse_policy(int c, const char *s, struct vnic_drv_config *d)
-{
-	switch (c) {
-	case OPT_RX_REPLENISH:
-		return vnic_drv_rx_replenish_parse(s, &d->rx_replenish) ?
-			       vnic_arg_bad_choice("--rx-replenish", s, "low, always") : 0;
-	case OPT_TX_HDR_BUILD:
-		return vnic_drv_tx_hdr_build_parse(s, &d->tx_hdr_build) ?
-			       vnic_arg_bad_choice("--tx-hdr-build", s, "direct, copy") : 0;
-	case OPT_TX_SUBMIT:
-		return vnic_drv_tx_submit_parse(s, &d->tx_submit) ?
-			       vnic_arg_bad_choice("--tx-submit", s, "auto, indirect") : 0;
-	case OPT_BQL_COMPLETE:
-		return vnic_drv_bql_complete_parse(s, &d->bql_complete) ?
-			       vnic_arg_bad_choice("--bql-complete", s, "per-round, per-entry") : 0;
-	case OPT_TX_CSUM:
-		return vnic_drv_tx_csum_parse(s, &d->tx_csum) ?
-			       vnic_arg_bad_choice("--tx-csum", s, "sw-direct, hw-headers, hw-noheaders") :
-			       0;
-	case OPT_RX_DELIVER:
-		return vnic_deliver_mode_parse(s, &d->rx_deliver) ?
-			       vnic_arg_bad_choice("--rx-deliver", s, "gro-list, gro, list") : 0;
-	case OPT_TX_RECLAIM:
-		return vnic_drv_tx_reclaim_parse(s, &d->tx_reclaim) ?
-			       vnic_arg_bad_choice("--tx-reclaim", s, "irq, lazy, napi, orphan") : 0;
-	}
-	return -EINVAL;
-}
-
-/* The vNIC, device, cost-model and cable flags, as `vnic bench` reads them. */
-static int parse_topo_opt(int c, const char *a, struct vnic_topo_config *t)
-{
-	uint64_t v;
-	int err = 0;
-
-	switch (c) {
-	case OPT_QUEUES:
-		err = vnic_arg_u64("--queues", a, 1, VNIC_TAP_MAX_QUEUES, &v);
-		t->drv.tx_queues = t->drv.rx_queues = (unsigned int)v;
-		break;
-	case OPT_MTU:
-		err = vnic_arg_u32("--mtu", a, VNIC_DRV_MIN_MTU, VNIC_DRV_MAX_MTU, &t->drv.mtu);
-		t->cable.mtu = t->drv.mtu;
-		break;
-	case OPT_ENTRIES:
-		err = vnic_arg_u32("--tx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.tx_entries);
-		break;
-	case OPT_RX_ENTRIES:
-		err = vnic_arg_u32("--rx-entries", a, 16, VNIC_MAX_SUBCRQ_ENTRIES, &t->drv.rx_entries);
-		break;
-	case OPT_IND_DESCS:
-		err = vnic_arg_u32("--ind-descs", a, 1, VNIC_MAX_IND_DESCS, &t->drv.max_ind_descs);
-		break;
-	case OPT_NO_TSO:
-		t->drv.tso = false;
-		break;
-	case OPT_NO_CSUM:
-		t->drv.csum = false;
-		break;
-	case OPT_BUSY_POLL:
-		err = vnic_arg_u64("--busy-poll-us", a, 0, 1000000, &v);
-		t->busy_poll_ns = v * 1000;
-		break;
-	case OPT_RECLAIM_US:
-		err = vnic_arg_u64("--reclaim-us", a, 1, 10000000, &v);
-		t->drv.reclaim_ns = v * 1000;
-		break;
-	case OPT_NO_BQL:
-		t->drv.bql = false;
-		break;
-	case OPT_HDR_MASK:
-		if (!strcmp(a, "cautious"))
-			t->dev.hdr_mask = VNIC_DEV_HDRS_CAUTIOUS;
-		else if (!strcmp(a, "exact"))
-			t->dev.hdr_mask = VNIC_DEV_HDRS_EXACT;
-		else
-			err = vnic_arg_bad_choice("--hdr-mask", a, "cautious, exact");
-		break;
-	case OPT_DROP_MISSING:
-		t->dev.drop_missing_hdrs = true;
-		break;
-	case OPT_DEV_QUEUES:
-		err = vnic_arg_u32("--dev-queues", a, 1, VNIC_MAX_QUEUES, &t->dev.max_tx_queues);
-		t->dev.max_rx_queues = t->dev.max_tx_queues;
-		break;
-	case OPT_COST_DIRECT:
-		err = vnic_arg_u64("--cost-direct-ns", a, 0, 1000000000, &t->cost.hcall_direct_ns);
-		break;
-	case OPT_COST_INDIRECT:
-		err = vnic_arg_u64("--cost-indirect-ns", a, 0, 1000000000,
-				   &t->cost.hcall_indirect_ns);
-		break;
-	case OPT_COST_CRQ:
-		err = vnic_arg_u64("--cost-crq-ns", a, 0, 1000000000, &t->cost.hcall_crq_ns);
-		break;
-	case OPT_COST_DMA:
-		err = vnic_arg_u64("--cost-dma-ns-per-kib", a, 0, 1000000000,
-				   &t->cost.dma_ns_per_kib);
-		break;
-	case OPT_COST_IRQ:
-		err = vnic_arg_u64("--cost-irq-ns", a, 0, 1000000000, &t->cost.irq_ns);
-		break;
-	case OPT_RATE:
-		err = vnic_arg_si("--rate", a, &t->cable.rate_bps);
-		break;
-	case OPT_DELAY:
-		err = vnic_arg_u64("--delay-us", a, 0, 10000000, &v);
-		t->cable.delay_ns = v * 1000;
-		break;
-	case OPT_LOSS:
-		err = vnic_arg_double("--loss", a, 0, 0.5, &t->cable.loss);
-		break;
-	case OPT_REORDER:
-		err = vnic_arg_double("--reorder", a, 0, 0.5, &t->cable.reorder);
-		break;
-	case OPT_CORRUPT:
-		err = vnic_arg_double("--corrupt", a, 0, 0.5, &t->cable.corrupt);
-		break;
-	case OPT_SEED:
-		err = vnic_arg_u64("--seed", a, 0, UINT64_MAX, &t->cable.seed);
-		break;
-	default:
-		err = parse_policy(c, a, &t->drv);
-		break;
-	}
-	return err;
+	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 }
 
 static int check_ifname(const char *opt, const char *s)
@@ -350,74 +155,76 @@ static int check_ifname(const char *opt, const char *s)
 	return 0;
 }
 
-static int parse_opt(int c, const char *a, struct link_opts *o)
+static int parse_opt(void *ctx, int c, const char *a)
 {
+	struct vnic_link_opts *o = ctx;
 	uint64_t v;
+	int err = 0;
 
 	switch (c) {
 	case OPT_NS_A:
 	case OPT_NS_B:
 		o->ns[c - OPT_NS_A] = a;
 		o->ns_given[c - OPT_NS_A] = true;
-		return 0;
+		break;
 	case OPT_NEW_NS_A:
 	case OPT_NEW_NS_B:
 		o->ns[c - OPT_NEW_NS_A] = a;
 		o->ns_given[c - OPT_NEW_NS_A] = false;
-		return 0;
+		break;
 	case OPT_ADDR_A:
 	case OPT_ADDR_B:
 		o->addr[c - OPT_ADDR_A] = a;
-		return 0;
+		break;
 	case OPT_ADDR6_A:
 	case OPT_ADDR6_B:
 		o->addr6[c - OPT_ADDR6_A] = a;
-		return 0;
+		break;
 	case OPT_IFNAME:
 		o->ifname = a;
-		return check_ifname("--ifname", a);
+		err = check_ifname("--ifname", a);
+		break;
 	case OPT_PCAP:
 		o->pcap = a;
-		return 0;
+		break;
 	case OPT_BACKING:
 		o->backing = a;
-		return check_ifname("--backing", a);
+		err = check_ifname("--backing", a);
+		break;
 	case OPT_DURATION:
-		return vnic_arg_double("--duration", a, 0.1, 1e9, &o->duration_s);
-	case OPT_TAP_BATCH: {
-		int err = vnic_arg_u64("--tap-batch", a, 1, 1024, &v);
-
-		o->tap_batch = (uint32_t)v;
-		return err;
-	}
-	case OPT_THREADS: {
-		int err = vnic_arg_u64("--threads", a, 1, 2, &v);
-
+		err = vnic_arg_double("--duration", a, 0.1, 1e9, &o->duration_s);
+		break;
+	case OPT_TAP_BATCH:
+		err = vnic_arg_u32("--tap-batch", a, 1, 1024, &o->tap_batch);
+		break;
+	case OPT_THREADS:
+		err = vnic_arg_u64("--threads", a, 1, 2, &v);
 		o->threads = (unsigned int)v;
-		return err;
-	}
+		break;
 	case OPT_NO_VNET_HDR:
 		o->no_vnet_hdr = true;
-		return 0;
-	case OPT_QUIET:
-		o->quiet = true;
-		return 0;
-	case OPT_NAME:
-		if (!vnic_ctl_name_valid(a)) {
-			fprintf(stderr, "vnic: --name: '%s' is not 1..63 of A-Z a-z 0-9 . _ - "
-					"(no leading '.')\n", a);
-			return -EINVAL;
-		}
-		o->ctl_name = a;
-		return 0;
+		break;
+	case OPT_NO_CSUM:
+		o->topo.drv.csum = false;
+		break;
+	case OPT_INTERVAL_JSON:
+		o->interval_json = true;
+		break;
 	case OPT_NO_CTL:
 		o->ctl = false;
-		return 0;
+		break;
+	case OPT_NAME:
+		err = vnic_arg_ctl_name("--name", a);
+		o->ctl_name = a;
+		break;
+	default:
+		err = vnic_topo_opt_parse(c, a, &o->topo, &o->groups_set);
+		break;
 	}
-	return parse_topo_opt(c, a, &o->topo);
+	return err;
 }
 
-static void opts_default(struct link_opts *o)
+void vnic_link_opts_default(struct vnic_link_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	vnic_topo_config_default(&o->topo);
@@ -439,43 +246,37 @@ static void opts_default(struct link_opts *o)
 	o->threads = SIDES;
 }
 
-/* 0, 1 (help printed) or -EINVAL (message printed). argv[0] is "link". */
-static int parse_args(int argc, char **argv, struct link_opts *o)
+/* What the options imply for each other, once all are read. 0 or -EINVAL. */
+static int settle(struct vnic_link_opts *o)
 {
-	int c, err;
-
-	opts_default(o);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-		if (c == OPT_HELP) {
-			usage(stdout);
-			return 1;
-		}
-		if (c == '?') {
-			if (optopt)
-				fprintf(stderr, "vnic link: option '%s' needs a value\n",
-					argv[optind - 1]);
-			else
-				fprintf(stderr, "vnic link: unknown option '%s'\n",
-					argv[optind - 1]);
-			return -EINVAL;
-		}
-		err = parse_opt(c, optarg, o);
-		if (err)
-			return err;
-	}
-	if (optind < argc) {
-		fprintf(stderr, "vnic link: unexpected argument '%s'\n", argv[optind]);
-		return -EINVAL;
-	}
 	if (o->topo.drv.tso && !o->topo.drv.csum)
 		o->topo.drv.tso = false;
+	if (o->backing && (o->groups_set & (1u << VNIC_OPTG_CABLE))) {
+		fputs("vnic link: the cable options (--rate, --delay-us, --loss, --reorder, "
+		      "--corrupt, --seed) shape the cable; with --backing there is none\n",
+		      stderr);
+		return -EINVAL;
+	}
 	if (!o->backing && !strcmp(o->ns[0], o->ns[1])) {
 		fputs("vnic link: --ns-a and --ns-b name the same namespace\n", stderr);
 		return -EINVAL;
 	}
-	return 0;
+	return vnic_opts_check_ctl("vnic link", o->ctl_name, o->ctl);
+}
+
+static const struct vnic_opts_cmd link_cmd = {
+	"vnic link", own_opts, VNIC_OPTG_ALL, usage, offsetof(struct vnic_link_opts, quiet),
+	offsetof(struct vnic_link_opts, json), parse_opt,
+};
+
+int vnic_link_parse(int argc, char **argv, struct vnic_link_opts *o)
+{
+	int err;
+
+	static_assert((int)VNIC_TAP_MAX_QUEUES >= (int)VNIC_MAX_QUEUES, "a TAP queue per vNIC queue");
+	vnic_link_opts_default(o);
+	err = vnic_opts_parse(&link_cmd, argc, argv, o);
+	return err ? err : settle(o);
 }
 
 /* ---------------------------------------------------------------------------
@@ -520,7 +321,7 @@ static int preflight(void)
 
 static int parse_addrs(struct link *l)
 {
-	struct link_opts *o = l->o;
+	struct vnic_link_opts *o = l->o;
 	char b1[INET6_ADDRSTRLEN];
 
 	for (unsigned int s = 0; s < l->nsides; s++) {
@@ -984,6 +785,12 @@ static unsigned int link_collect(void *ctx, struct vnic_counter *out, unsigned i
 	return link_counters(ctx, out, max, tmp, MAX_COUNTERS);
 }
 
+/* Where informational lines go: stdout is the report's alone in JSON modes. */
+static FILE *info(const struct link *l)
+{
+	return l->o->json || l->o->interval_json ? stderr : stdout;
+}
+
 static void ctl_start(struct link *l)
 {
 	char name[VNIC_CTL_NAME_MAX];
@@ -1003,7 +810,7 @@ static void ctl_start(struct link *l)
 	else if (err)
 		fprintf(stderr, "vnic link: no control socket (%s)\n", strerror(-err));
 	else
-		printf("vnic link: counters: vnic stats %s\n", name);
+		fprintf(info(l), "vnic link: counters: vnic stats %s\n", name);
 }
 
 /* What crossed the wire each way, and every drop of every layer so far. */
@@ -1042,79 +849,79 @@ static void read_totals(const struct link *l, struct vnic_counter *all, struct v
 	}
 }
 
-static void print_rate(const struct link *l, const char *label, const struct totals *cur,
+static const char *dir_name(const struct link *l, unsigned int d)
+{
+	static const char *const two[SIDES] = { "a_to_b", "b_to_a" };
+	static const char *const one[SIDES] = { "out", "in" };
+
+	return l->nsides == 2 ? two[d] : one[d];
+}
+
+/* A human's interval line, on stderr. */
+static void print_rate(const struct link *l, double t_s, const struct totals *cur,
 		       const struct totals *prev, double dt)
 {
 	const char *dir[SIDES] = { l->nsides == 2 ? "a>b" : "out", l->nsides == 2 ? "b>a" : "in" };
 
-	printf("%s", label);
+	fprintf(stderr, "[%6.1f s]", t_s);
 	for (unsigned int d = 0; d < SIDES; d++)
-		printf(" %s %9.1f kpkt/s %7.3f Gbit/s ", dir[d],
-		       (cur->frames[d] - prev->frames[d]) / dt / 1e3,
-		       (cur->bytes[d] - prev->bytes[d]) * 8 / dt / 1e9);
-	printf(" drops %" PRIu64 "\n", cur->drops - prev->drops);
+		fprintf(stderr, " %s %9.1f kpkt/s %7.3f Gbit/s ", dir[d],
+			(cur->frames[d] - prev->frames[d]) / dt / 1e3,
+			(cur->bytes[d] - prev->bytes[d]) * 8 / dt / 1e9);
+	fprintf(stderr, " drops %" PRIu64 "\n", cur->drops - prev->drops);
+}
+
+/* The same interval as one JSON line on stdout (--interval-json). */
+static void json_rate(const struct link *l, double t_s, const struct totals *cur,
+		      const struct totals *prev, double dt)
+{
+	struct vnic_json j;
+
+	vnic_json_begin_line(&j, stdout);
+	vnic_json_str(&j, "type", "interval");
+	vnic_json_double(&j, "t_s", t_s);
+	vnic_json_double(&j, "dt_s", dt);
+	for (unsigned int d = 0; d < SIDES; d++) {
+		vnic_json_object(&j, dir_name(l, d));
+		vnic_json_u64(&j, "frames", cur->frames[d] - prev->frames[d]);
+		vnic_json_u64(&j, "bytes", cur->bytes[d] - prev->bytes[d]);
+		vnic_json_double(&j, "kpps", (cur->frames[d] - prev->frames[d]) / dt / 1e3);
+		vnic_json_double(&j, "gbps", (cur->bytes[d] - prev->bytes[d]) * 8 / dt / 1e9);
+		vnic_json_close(&j);
+	}
+	vnic_json_u64(&j, "drops", cur->drops - prev->drops);
+	vnic_json_end(&j);
 }
 
 static void print_ready(const struct link *l)
 {
 	char b4[INET6_ADDRSTRLEN], b6[INET6_ADDRSTRLEN];
+	FILE *f = info(l);
 
 	for (unsigned int s = 0; s < l->nsides; s++) {
 		const struct link_side *sd = &l->side[s];
 
-		printf("vnic link: %s: namespace %s%s, %s (ifindex %d), MTU %u, %u queue(s), "
-		       "%s/%u %s/%u\n",
-		       side_name[s], sd->ns, sd->ns_created ? " (created)" : "", l->o->ifname,
-		       sd->ifindex, vnic_drv_netdev(sd->drv)->mtu,
-		       vnic_drv_netdev(sd->drv)->num_tx_queues,
-		       sd->has4 ? vnic_nl_addr_str(&sd->a4, b4, sizeof(b4)) : "-",
-		       sd->has4 ? sd->a4.prefix : 0,
-		       sd->has6 ? vnic_nl_addr_str(&sd->a6, b6, sizeof(b6)) : "-",
-		       sd->has6 ? sd->a6.prefix : 0);
+		fprintf(f, "vnic link: %s: namespace %s%s, %s (ifindex %d), MTU %u, %u queue(s), "
+			"%s/%u %s/%u\n",
+			side_name[s], sd->ns, sd->ns_created ? " (created)" : "", l->o->ifname,
+			sd->ifindex, vnic_drv_netdev(sd->drv)->mtu,
+			vnic_drv_netdev(sd->drv)->num_tx_queues,
+			sd->has4 ? vnic_nl_addr_str(&sd->a4, b4, sizeof(b4)) : "-",
+			sd->has4 ? sd->a4.prefix : 0,
+			sd->has6 ? vnic_nl_addr_str(&sd->a6, b6, sizeof(b6)) : "-",
+			sd->has6 ? sd->a6.prefix : 0);
 	}
 	if (l->backing)
-		printf("vnic link: the device is backed by %s (AF_PACKET)\n", l->o->backing);
+		fprintf(f, "vnic link: the device is backed by %s (AF_PACKET)\n", l->o->backing);
 	if (l->pcap)
-		printf("vnic link: capturing the wire to %s\n", l->o->pcap);
-	printf("vnic link: up; stop with Ctrl-C (SIGINT) or SIGTERM\n");
+		fprintf(f, "vnic link: capturing the wire to %s\n", l->o->pcap);
+	fprintf(f, "vnic link: up; stop with Ctrl-C (SIGINT), SIGTERM or SIGHUP\n");
+	fflush(f);
 }
 
-/* Runs until a signal in set, or the duration; per-second lines unless quiet. */
-static void run(struct link *l, const sigset_t *set)
+static void report_text(const struct link *l, double secs, const struct totals *cur,
+			const struct vnic_counter *all, unsigned int n)
 {
-	static struct vnic_counter all[MAX_COUNTERS], tmp[MAX_COUNTERS];
-	uint64_t start = vnic_now_ns(), t_prev = start;
-	uint64_t end = l->o->duration_s ? start + (uint64_t)(l->o->duration_s * 1e9) : UINT64_MAX;
-	struct totals prev, cur;
-	unsigned int sec = 0;
-	char label[32];
-
-	read_totals(l, all, tmp, &prev);
-	for (;;) {
-		uint64_t now = vnic_now_ns(), next = t_prev + 1000000000u;
-		uint64_t wake = next < end ? next : end;
-		struct timespec ts;
-
-		if (now >= end)
-			break;
-		if (wake > now) {
-			ts.tv_sec = (time_t)((wake - now) / 1000000000u);
-			ts.tv_nsec = (long)((wake - now) % 1000000000u);
-			if (sigtimedwait(set, NULL, &ts) > 0)
-				break;
-		}
-		now = vnic_now_ns();
-		if (now < next)
-			continue;
-		if (!l->o->quiet) {
-			read_totals(l, all, tmp, &cur);
-			snprintf(label, sizeof(label), "[%4u s]", ++sec);
-			print_rate(l, label, &cur, &prev, (now - t_prev) / 1e9);
-			prev = cur;
-		}
-		t_prev = now;
-	}
-	read_totals(l, all, tmp, &cur);
 	if (l->pcap) {
 		uint64_t written, dropped;
 
@@ -1124,18 +931,148 @@ static void run(struct link *l, const sigset_t *set)
 	}
 	printf("vnic link: %.1f s; %s %" PRIu64 " frames %" PRIu64 " bytes, %s %" PRIu64
 	       " frames %" PRIu64 " bytes; drops %" PRIu64 "\n",
-	       (vnic_now_ns() - start) / 1e9, l->nsides == 2 ? "a>b" : "out", cur.frames[0],
-	       cur.bytes[0], l->nsides == 2 ? "b>a" : "in", cur.frames[1], cur.bytes[1], cur.drops);
+	       secs, l->nsides == 2 ? "a>b" : "out", cur->frames[0], cur->bytes[0],
+	       l->nsides == 2 ? "b>a" : "in", cur->frames[1], cur->bytes[1], cur->drops);
 	/* Every drop by its reason, whatever its layer. */
-	unsigned int n = link_counters(l, all, MAX_COUNTERS, tmp, MAX_COUNTERS);
-
 	for (unsigned int i = 0; i < n && i < MAX_COUNTERS; i++)
 		if (all[i].value && is_drop(all[i].name))
 			printf("    %-40s %12" PRIu64 "\n", all[i].name, all[i].value);
 }
 
+static void report_json(const struct link *l, double secs, const struct totals *cur,
+			const struct vnic_counter *all, unsigned int n)
+{
+	char buf[INET6_ADDRSTRLEN];
+	struct vnic_json j;
+	struct vnic_kv kv[16];
+	unsigned int np = vnic_topo_policies(&l->o->topo, kv, 16);
+
+	vnic_json_begin(&j, stdout);
+	vnic_json_str(&j, "type", "report");
+	vnic_json_double(&j, "duration_s", secs);
+	vnic_json_array(&j, "sides");
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		const struct link_side *sd = &l->side[s];
+
+		vnic_json_object(&j, NULL);
+		vnic_json_str(&j, "side", side_name[s]);
+		vnic_json_str(&j, "namespace", sd->ns);
+		vnic_json_bool(&j, "created", sd->ns_created);
+		vnic_json_str(&j, "ifname", l->o->ifname);
+		vnic_json_u64(&j, "mtu", vnic_drv_netdev(sd->drv)->mtu);
+		vnic_json_u64(&j, "queues", vnic_drv_netdev(sd->drv)->num_tx_queues);
+		if (sd->has4)
+			vnic_json_str(&j, "addr4", vnic_nl_addr_str(&sd->a4, buf, sizeof(buf)));
+		if (sd->has6)
+			vnic_json_str(&j, "addr6", vnic_nl_addr_str(&sd->a6, buf, sizeof(buf)));
+		vnic_json_close(&j);
+	}
+	vnic_json_array_close(&j);
+	if (l->backing)
+		vnic_json_str(&j, "backing", l->o->backing);
+	vnic_json_object(&j, "policies");
+	for (unsigned int i = 0; i < np && i < 16; i++)
+		vnic_json_str(&j, kv[i].key, kv[i].value);
+	vnic_json_close(&j);
+	for (unsigned int d = 0; d < SIDES; d++) {
+		vnic_json_object(&j, dir_name(l, d));
+		vnic_json_u64(&j, "frames", cur->frames[d]);
+		vnic_json_u64(&j, "bytes", cur->bytes[d]);
+		vnic_json_close(&j);
+	}
+	vnic_json_u64(&j, "drops", cur->drops);
+	if (l->pcap) {
+		uint64_t written, dropped;
+
+		vnic_pcap_stats(l->pcap, &written, &dropped);
+		vnic_json_object(&j, "pcap");
+		vnic_json_str(&j, "file", l->o->pcap);
+		vnic_json_u64(&j, "written", written);
+		vnic_json_u64(&j, "left_out", dropped);
+		vnic_json_close(&j);
+	}
+	vnic_json_object(&j, "counters");
+	for (unsigned int i = 0; i < n && i < MAX_COUNTERS; i++)
+		vnic_json_u64(&j, all[i].name, all[i].value);
+	vnic_json_close(&j);
+	vnic_json_end(&j);
+}
+
+/*
+ * Whether the reader of a piped stdout went away: a quiet link writes
+ * nothing there for hours, so it would never see EPIPE on its own.
+ */
+static bool stdout_gone(void)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
+/*
+ * Runs until a signal in set (SIGPIPE among them: stdout closed by a
+ * reader that went away), or the duration; an interval line every second.
+ */
+static void run(struct link *l, const sigset_t *set)
+{
+	static struct vnic_counter all[MAX_COUNTERS], tmp[MAX_COUNTERS];
+	uint64_t start = vnic_now_ns(), t_prev = start;
+	uint64_t end = l->o->duration_s ? start + (uint64_t)(l->o->duration_s * 1e9) : UINT64_MAX;
+	bool stopped = false;
+	struct totals prev, cur;
+	unsigned int n;
+	uint64_t now;
+
+	read_totals(l, all, tmp, &prev);
+	for (;;) {
+		uint64_t next = t_prev + 1000000000u;
+		uint64_t wake = next < end ? next : end;
+		struct timespec ts;
+
+		now = vnic_now_ns();
+		if (now >= end)
+			break;
+		if (wake > now) {
+			ts.tv_sec = (time_t)((wake - now) / 1000000000u);
+			ts.tv_nsec = (long)((wake - now) % 1000000000u);
+			if (sigtimedwait(set, NULL, &ts) > 0) {
+				stopped = true;
+				now = vnic_now_ns();
+				break;
+			}
+		}
+		now = vnic_now_ns();
+		if (now < next)
+			continue;
+		if (stdout_gone()) {
+			stopped = true;
+			break;
+		}
+		read_totals(l, all, tmp, &cur);
+		if (!l->o->quiet)
+			print_rate(l, (now - start) / 1e9, &cur, &prev, (now - t_prev) / 1e9);
+		if (l->o->interval_json)
+			json_rate(l, (now - start) / 1e9, &cur, &prev, (now - t_prev) / 1e9);
+		prev = cur;
+		t_prev = now;
+	}
+	read_totals(l, all, tmp, &cur);
+	/* The last part of a second, as bench reports it; not after a signal cut it short. */
+	if (!stopped && now > t_prev + 1000000u) {
+		if (!l->o->quiet)
+			print_rate(l, (now - start) / 1e9, &cur, &prev, (now - t_prev) / 1e9);
+		if (l->o->interval_json)
+			json_rate(l, (now - start) / 1e9, &cur, &prev, (now - t_prev) / 1e9);
+	}
+	n = link_counters(l, all, MAX_COUNTERS, tmp, MAX_COUNTERS);
+	if (l->o->json)
+		report_json(l, (now - start) / 1e9, &cur, all, n);
+	else
+		report_text(l, (now - start) / 1e9, &cur, all, n);
+}
+
 /* Checks a backing interface before anything is built: it exists, is up, carries our MTU. */
-static int check_backing(const struct link_opts *o)
+static int check_backing(const struct vnic_link_opts *o)
 {
 	struct vnic_nl root;
 	uint32_t mtu = 0, flags = 0;
@@ -1160,12 +1097,12 @@ static int check_backing(const struct link_opts *o)
 
 int vnic_cmd_link(int argc, char **argv)
 {
-	struct link_opts o;
+	struct vnic_link_opts o;
 	struct link *l;
 	sigset_t set, old;
 	int err, ret = 1;
 
-	err = parse_args(argc, argv, &o);
+	err = vnic_link_parse(argc, argv, &o);
 	if (err > 0)
 		return 0;
 	if (err)
@@ -1194,6 +1131,12 @@ int vnic_cmd_link(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	/*
+	 * A reader of stdout that goes away (vnic link | head -1) is one more
+	 * reason to stop: blocked, the write fails with EPIPE and the pending
+	 * SIGPIPE ends the run through the same teardown.
+	 */
+	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -1209,6 +1152,13 @@ int vnic_cmd_link(int argc, char **argv)
 out:
 	teardown(l);
 	free(l);
+	/* What came after the first signal (a second Ctrl-C, EPIPE of the report) has been served. */
+	{
+		struct timespec zero = { 0, 0 };
+
+		while (sigtimedwait(&set, NULL, &zero) > 0)
+			;
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }

@@ -39,8 +39,6 @@ int vnic_netns_create(const char *name);
 int vnic_netns_open(const char *name);
 /* Unmounts and removes /run/netns/NAME: the namespace dies with its last user. 0 or -errno. */
 int vnic_netns_delete(const char *name);
-/* True when /run/netns/NAME exists. */
-bool vnic_netns_exists(const char *name);
 
 /* ---------------------------------------------------------------------------
  * rtnetlink (netlink.c)

@@ -130,13 +130,6 @@ int vnic_netns_open(const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
-bool vnic_netns_exists(const char *name)
-{
-	char path[256];
-
-	return !ns_path(name, path, sizeof(path)) && !access(path, F_OK);
-}
-
 int vnic_netns_delete(const char *name)
 {
 	char path[256];

@@ -62,7 +62,7 @@ static int parse(int argc, char **argv, struct stats_opts *o)
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	optind = 1;
+	optind = 0;	/* afresh: tests parse many lines in one process */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {

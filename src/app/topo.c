@@ -19,8 +19,9 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg)
 	cfg->cable.mtu = cfg->drv.mtu;
 	cfg->hv_max_ind_descs = 128;
 	/*
-	 * A cross-cpu wake-up costs 10-12 us here (refs/baselines.md); spinning
-	 * this long first keeps a busy request/response exchange awake.
+	 * A cross-cpu wake-up costs 10-12 us here (docs/BENCHMARKS.md,
+	 * "Reference figures"); spinning this long first keeps a busy
+	 * request/response exchange awake.
 	 */
 	cfg->busy_poll_ns = 50000;
 	cfg->host_pkts = 1024;

@@ -33,6 +33,17 @@ void vnic_dev_config_default(struct vnic_dev_config *cfg)
 	cfg->rx_buf_size = 0;
 }
 
+const char *vnic_dev_hdr_mask_name(enum vnic_dev_hdr_mask m)
+{
+	switch (m) {
+	case VNIC_DEV_HDRS_CAUTIOUS:
+		return "cautious";
+	case VNIC_DEV_HDRS_EXACT:
+		return "exact";
+	}
+	return "unknown";
+}
+
 /* Checks cfg against the protocol and the wire, and fills what depends on them. */
 static int config_check(struct vnic_dev_config *cfg, const struct vnic_hv *hv,
 			const struct vnic_wire *wire)

@@ -43,6 +43,9 @@ enum vnic_dev_hdr_mask {
 	VNIC_DEV_HDRS_EXACT = 1,
 };
 
+/* "cautious", "exact"; "unknown" for any other value. */
+const char *vnic_dev_hdr_mask_name(enum vnic_dev_hdr_mask m);
+
 enum vnic_dev_limits {
 	VNIC_DEV_DEFAULT_QUEUES = 4,
 	VNIC_DEV_DEFAULT_MIN_ENTRIES = 64,

@@ -140,8 +140,9 @@ int vnic_drv_tx_reclaim_parse(const char *s, enum vnic_drv_tx_reclaim *v);
  * Names: "low"/"always", "direct"/"copy", "auto"/"indirect",
  * "per-round"/"per-entry", "sw-direct"/"hw-headers"/"hw-noheaders",
  * "irq"/"lazy"/"napi"/"orphan". rx-deliver uses vnic_deliver_mode_name/parse
- * of src/net ("list", "gro", "gro-list"). Parse: 0 or -EINVAL; *v untouched
- * on error.
+ * of src/net ("list", "gro", "gro-list"). A value outside its enum is named
+ * "unknown", so a caller may list every name by walking from 0 until then.
+ * Parse: 0 or -EINVAL; *v untouched on error.
  */
 
 /* ---------------------------------------------------------------------------

@@ -462,7 +462,7 @@ int vnic_deliver_init(struct vnic_deliver *d, enum vnic_deliver_mode mode, unsig
 void vnic_deliver_rx(struct vnic_deliver *d, struct vnic_pkt *pkt);
 /* End of poll: GRO flush, then the pending list. */
 void vnic_deliver_flush(struct vnic_deliver *d);
-/* "list", "gro", "gro-list"; parse returns -EINVAL for anything else. */
+/* "list", "gro", "gro-list" ("unknown" out of range); parse returns -EINVAL for anything else. */
 const char *vnic_deliver_mode_name(enum vnic_deliver_mode mode);
 int vnic_deliver_mode_parse(const char *s, enum vnic_deliver_mode *mode);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * `vnic experiment NAME --short`: every experiment runs into a temporary
- * directory, and its CSV shows the direction the seed argues for wherever a
+ * `vnic experiment NAME --short`: every experiment runs into a folder of its
+ * own under a temporary directory, and its CSV shows the direction the
+ * upstream patch (docs/SEEDS.md) argues for wherever a
  * counter decides it rather than the clock: direct sends only with
  * tx-submit=auto, fewer replenish calls per poll with low, header
  * descriptors in both hdr-build modes, software checksums only with
@@ -10,6 +11,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "app/experiment.h"
 #include "app/plot.h"
 
 enum { MAX_COLS = 256, MAX_ROWS = 16 };
@@ -73,13 +76,16 @@ static unsigned int split(char *line, char **out, unsigned int max)
 	return n;
 }
 
-/* Loads tmpdir/name, whose first column must be first. */
+/* The experiment whose results the checks read: tmpdir/NAME/. */
+static const char *current;
+
+/* Loads tmpdir/current/name, whose first column must be first. */
 static void csv_load_first(struct csv *c, const char *name, const char *first)
 {
 	char path[512], *line, *next;
 
 	memset(c, 0, sizeof(*c));
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, current, name);
 	c->text = slurp(path);
 	assert_non_null(c->text);
 	line = c->text;
@@ -131,11 +137,11 @@ static bool exists(const char *name)
 	char path[512];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, current, name);
 	return !stat(path, &st) && st.st_size > 0;
 }
 
-/* Runs `vnic experiment name --short` into tmpdir; its markdown into NAME.md. */
+/* Runs `vnic experiment name --short` into tmpdir/NAME; its markdown into tmpdir/NAME.md. */
 static void run(const char *name)
 {
 	char md[512], out[512];
@@ -144,7 +150,8 @@ static void run(const char *name)
 	char *text;
 	char title[64];
 
-	snprintf(out, sizeof(out), "%s", tmpdir);
+	current = name;
+	snprintf(out, sizeof(out), "%s/%s", tmpdir, name);
 	snprintf(md, sizeof(md), "%s/%s.md", tmpdir, name);
 	assert_int_equal(vnic_cmd_experiment(8, argv), 0);
 
@@ -332,28 +339,179 @@ static void test_rejects_bad_arguments(void **state)
 	}
 }
 
+static int argc_of(char **argv)
+{
+	int n = 0;
+
+	while (argv[n])
+		n++;
+	return n;
+}
+
+/* Results are never written over: a folder with files, or an --md file, needs --force. */
+static void test_never_overwrites(void **state)
+{
+	char out[512], out2[512], md[512], keep[600];
+	char *again[] = {"experiment", "bql", "--short", "--quiet", "--no-plots",
+			 "--out", out, NULL};
+	char *md_again[] = {"experiment", "bql", "--short", "--quiet", "--no-plots",
+			    "--out", out2, "--md", md, NULL};
+	char *forced[] = {"experiment", "bql", "--short", "--quiet", "--no-plots",
+			  "--out", out, "--force", NULL};
+	FILE *f;
+	char *text;
+
+	(void)state;
+	current = "kept";
+	snprintf(out, sizeof(out), "%s/kept", tmpdir);
+	snprintf(out2, sizeof(out2), "%s/kept-new", tmpdir);
+	snprintf(md, sizeof(md), "%s/kept.md", tmpdir);
+	snprintf(keep, sizeof(keep), "%s/bql.csv", out);
+	assert_int_equal(mkdir(out, 0700), 0);
+	f = fopen(keep, "w");
+	assert_non_null(f);
+	fputs("committed results\n", f);
+	fclose(f);
+	f = fopen(md, "w");
+	assert_non_null(f);
+	fputs("committed markdown\n", f);
+	fclose(f);
+
+	assert_int_equal(vnic_cmd_experiment(argc_of(again), again), 1);
+	text = slurp(keep);
+	assert_non_null(text);
+	assert_string_equal(text, "committed results\n");
+	free(text);
+	assert_int_equal(vnic_cmd_experiment(argc_of(md_again), md_again), 1);
+	text = slurp(md);
+	assert_string_equal(text, "committed markdown\n");
+	free(text);
+
+	/* asked for: written over */
+	assert_int_equal(vnic_cmd_experiment(argc_of(forced), forced), 0);
+	text = slurp(keep);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "case,workload,variant"));
+	free(text);
+}
+
+/* Without --out, a new folder experiment-NAME-TIME in the current directory. */
+static void test_default_out(void **state)
+{
+	char cwd[512], *argv[] = {"experiment", "bql", "--short", "--quiet", "--no-plots", NULL};
+	char sub[512], where[600];
+	struct dirent *e;
+	unsigned int found = 0;
+	DIR *d;
+
+	(void)state;
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	snprintf(sub, sizeof(sub), "%s/cwd", tmpdir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(chdir(sub), 0);
+	assert_int_equal(vnic_cmd_experiment(argc_of(argv), argv), 0);
+	assert_int_equal(chdir(cwd), 0);
+	d = opendir(sub);
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "experiment-bql-", 15))
+			continue;
+		found++;
+		snprintf(where, sizeof(where), "cwd/%s", e->d_name);
+	}
+	closedir(d);
+	assert_int_equal(found, 1);
+	current = where;
+	assert_true(exists("bql.csv"));
+}
+
+/* --json: one object on stdout with every case and each direction. */
+static void test_json(void **state)
+{
+	char out[512], path[600];
+	char *argv[] = {"experiment", "direct", "--short", "--quiet", "--no-plots", "--json",
+			"--out", out, NULL};
+	int saved, fd;
+	char *text;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/json", tmpdir);
+	snprintf(path, sizeof(path), "%s/json.out", tmpdir);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, STDOUT_FILENO);
+	close(fd);
+	assert_int_equal(vnic_cmd_experiment(argc_of(argv), argv), 0);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	text = slurp(path);
+	assert_non_null(text);
+	assert_int_equal(text[0], '{');
+	assert_non_null(strstr(text, "\"experiments\": ["));
+	assert_non_null(strstr(text, "\"case\": \"rr1 auto\""));
+	assert_non_null(strstr(text, "\"case\": \"rr150 indirect\""));
+	assert_non_null(strstr(text, "\"tx_direct_packets\": "));
+	assert_non_null(strstr(text, "\"directions\": ["));
+	assert_null(strstr(text, "| vnic: "));	/* no markdown on stdout */
+	free(text);
+}
+
+/* A figure that asks for a counter nobody keeps is an error, not a zero. */
+static void test_unknown_counter(void **state)
+{
+	static struct xp x;
+	struct vnic_counter ctr[2] = {{"drv_a.tx0_direct_packets", 7},
+				      {"drv_a.tx1_direct_packets", 5}};
+	struct xp_case *c = &x.cases[0];
+
+	(void)state;
+	memset(&x, 0, sizeof(x));
+	x.e = &vnic_xp_direct;
+	c->x = &x;
+	c->ctr = ctr;
+	c->nctr = 2;
+	assert_int_equal(xp_txa(c, "direct_packets"), 12);
+	assert_int_equal(vnic_xp_ctr(c, "drv_a.tx1_direct_packets"), 5);
+	assert_int_equal(x.err, 0);
+	assert_int_equal(xp_txa(c, "no_such_counter"), 0);
+	assert_int_equal(x.err, -ENOENT);
+	x.err = 0;
+	assert_int_equal(vnic_xp_ctr(c, "drv_b.tx0_direct_packets"), 0);
+	assert_int_equal(x.err, -ENOENT);
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 
-static int teardown(void **state)
+/* rm -r of what the tests wrote (two levels: tmpdir/NAME/FILE). */
+static void remove_tree(const char *dir, int depth)
 {
-	DIR *d = opendir(tmpdir);
+	DIR *d = opendir(dir);
 	struct dirent *e;
-	char path[512];
+	char path[1024];
 
-	(void)state;
 	while (d && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", tmpdir, e->d_name);
-		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (unlink(path) && depth < 3)
+			remove_tree(path, depth + 1);
 	}
 	if (d)
 		closedir(d);
-	rmdir(tmpdir);
+	rmdir(dir);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	remove_tree(tmpdir, 0);
 	return 0;
 }
 
@@ -361,6 +519,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rejects_bad_arguments),
+		cmocka_unit_test(test_unknown_counter),
+		cmocka_unit_test(test_never_overwrites),
+		cmocka_unit_test(test_default_out),
+		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_replenish),
 		cmocka_unit_test(test_hdr_build),
 		cmocka_unit_test(test_direct),

@@ -29,7 +29,9 @@
 # ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a 256 MiB transfer
 # whose sha256 matches at the other end (with offloads, then with TSO and
 # checksum offload off on a TAP), --pcap read back by tshark, the errors a
-# user meets, the backing mode, and that teardown leaves nothing behind.
+# user meets, the backing mode, and that teardown leaves nothing behind:
+# after SIGINT, SIGTERM, SIGHUP, and a reader of stdout that went away
+# (vnic link | head -1); a control socket left by kill -9 is replaced.
 #
 # Usage: test_link.sh PATH/TO/vnic    (root; exit 77 = skipped)
 # Every address is inside namespaces this script (or vnic link) creates.
@@ -360,6 +362,67 @@ elif grep -q "without libpcap" "$WORK/link.out"; then
 	LINK_PID=
 else
 	fail "vnic link --pcap up"
+	LINK_PID=
+fi
+
+# ---------------------------------------------------------------- signals, a closed stdout
+# The control socket of an instance, wherever vnic puts it.
+ctl_sock() {
+	echo "${XDG_RUNTIME_DIR:-/run}/vnic/$NAME.sock"
+}
+
+# A reader that goes away (vnic link | head -1) ends the link like SIGTERM.
+head_one() {
+	local fifo=$WORK/stdout.fifo rc
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" >"$fifo" 2>>"$LOG" &
+	LAST_PID=$!
+	head -1 <"$fifo" >"$WORK/head.out"
+	# At most a second to notice: the link checks its stdout once a second.
+	timeout 10 tail --pid="$LAST_PID" -f /dev/null || { kill -9 "$LAST_PID"; return 1; }
+	wait "$LAST_PID"
+	rc=$?
+	grep -q "vnic link: a: namespace $NA" "$WORK/head.out" || return 1
+	[ $rc -eq 0 ] || { echo "exit $rc"; return 1; }
+}
+check "vnic link | head -1: exits on its own, status 0" head_one
+check "vnic link | head -1: nothing left" nothing_left "$NA" "$NB"
+check "vnic link | head -1: no control socket left" bash -c "! test -e $(ctl_sock)"
+
+if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+	kill -HUP "$LINK_PID"
+	wait "$LINK_PID"
+	rc=$?
+	LINK_PID=
+	cat "$WORK/link.out" >>"$LOG"
+	[ $rc -eq 0 ] && pass "SIGHUP: clean exit" || fail "SIGHUP: exit $rc"
+	check "SIGHUP: nothing left" nothing_left "$NA" "$NB"
+else
+	fail "vnic link up (SIGHUP)"
+	LINK_PID=
+fi
+
+# A socket file left by an instance that died (kill -9) is replaced at start.
+if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+	kill -9 "$LINK_PID"
+	wait "$LINK_PID" 2>/dev/null
+	LINK_PID=
+	check "kill -9 leaves a stale control socket" test -S "$(ctl_sock)"
+	ip netns del "$NA" 2>/dev/null
+	ip netns del "$NB" 2>/dev/null
+	if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+		pass "a stale control socket is replaced at start"
+		check "vnic stats answers on the replaced socket" bash -c \
+			"'$VNIC' stats '$NAME' --all | grep -q 'drv_a.tx0_'"
+		check "after the stale socket: clean exit" stop_link
+		check "after the stale socket: nothing left" nothing_left "$NA" "$NB"
+	else
+		fail "a stale control socket is replaced at start"
+		LINK_PID=
+	fi
+else
+	fail "vnic link up (stale socket)"
 	LINK_PID=
 fi
 

@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The bench runner: one run of a built-in workload across the embedded
+ * topology, the way `vnic bench` and every round of `vnic experiment` do
+ * it. It builds the topology and the workload, starts the optional parts
+ * (control socket, sampler, trace), runs for the duration while it records
+ * one interval a second, stops the traffic, waits until what is in flight
+ * has landed, and stops the threads. The topology stays for its counters
+ * until vnic_bench_cleanup.
+ *
+ * CPU is read twice: the whole process (getrusage), and each side's cpu
+ * thread on its own clock (pthread_getcpuclockid), so that a report can give
+ * the receive side's share alone.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "app.h"
+
+/* Set from a signal handler: the run ends early and reports what it did. */
+static volatile sig_atomic_t interrupted;
+
+void vnic_bench_interrupt(void)
+{
+	interrupted = 1;
+}
+
+static double process_cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static double clock_s(clockid_t clk)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clk, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR && !interrupted)
+		;
+}
+
+static void results(const struct vnic_bench_run *r, struct vnic_work_results *res)
+{
+	if (r->rr)
+		vnic_rr_results(r->rr, res);
+	else
+		vnic_stream_results(r->st, res);
+}
+
+static bool quiesced(const struct vnic_bench_run *r)
+{
+	return r->rr ? vnic_rr_quiesced(r->rr) : vnic_stream_quiesced(r->st);
+}
+
+/* Frames put on the cable so far, both ways. */
+static uint64_t wire_frames(const struct vnic_topo *t)
+{
+	struct vnic_cable_stats cs;
+	uint64_t n = 0;
+
+	for (unsigned int dir = 0; dir < 2; dir++) {
+		vnic_cable_stats(t->cable, dir, &cs);
+		n += cs.tx_frames;
+	}
+	return n;
+}
+
+/* No descriptor in flight on any tx queue of either driver, no frame on the cable. */
+static bool tx_rings_idle(const struct vnic_topo *t)
+{
+	struct vnic_cable_stats cs;
+	char name[32];
+	uint64_t used;
+
+	for (unsigned int dir = 0; dir < 2; dir++) {
+		vnic_cable_stats(t->cable, dir, &cs);
+		if (cs.rx_frames != cs.tx_frames)
+			return false;
+	}
+
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		for (unsigned int q = 0; q < VNIC_MAX_QUEUES; q++) {
+			snprintf(name, sizeof(name), "tx%u_used", q);
+			if (vnic_drv_counter(t->drv[s], name, &used))
+				break;
+			if (used)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* A stream of a fixed size ends when every flow has delivered it all. */
+static bool stream_done(const struct vnic_bench_run *r)
+{
+	struct vnic_work_results cur;
+
+	if (!r->st || !r->o->st.bytes)
+		return false;
+	vnic_stream_results(r->st, &cur);
+	return cur.bytes >= r->o->st.bytes * r->o->st.flows;
+}
+
+/* --- intervals ---------------------------------------------------------------- */
+
+/* One interval ends at now: recorded, and printed on stderr unless quiet. */
+static void interval_end(struct vnic_bench_run *r, uint64_t start, uint64_t t_prev, uint64_t now,
+			 struct vnic_work_results *prev)
+{
+	struct vnic_work_results cur;
+	struct vnic_bench_interval *iv;
+
+	if (now <= t_prev || r->nintervals >= r->intervals_cap)
+		return;
+	results(r, &cur);
+	iv = &r->intervals[r->nintervals++];
+	iv->t_s = (double)(now - start) / 1e9;
+	iv->dt_s = (double)(now - t_prev) / 1e9;
+	iv->transactions = cur.transactions - prev->transactions;
+	iv->bytes = cur.bytes - prev->bytes;
+	iv->errors = cur.err.payload + cur.err.bad_csum - prev->err.payload - prev->err.bad_csum;
+	*prev = cur;
+	if (r->o->quiet)
+		return;
+	/* rr's rate is transactions, a stream's is bytes: each prints its own. */
+	if (r->rr)
+		fprintf(stderr, "[%6.1f s] %12.0f tps          errors %" PRIu64 "\n", iv->t_s,
+			vnic_bench_interval_tps(iv), iv->errors);
+	else
+		fprintf(stderr, "[%6.1f s] %12.3f Gbit/s       errors %" PRIu64 "\n", iv->t_s,
+			vnic_bench_interval_gbps(iv), iv->errors);
+}
+
+double vnic_bench_interval_tps(const struct vnic_bench_interval *iv)
+{
+	return iv->dt_s > 0 ? (double)iv->transactions / iv->dt_s : 0;
+}
+
+double vnic_bench_interval_gbps(const struct vnic_bench_interval *iv)
+{
+	return iv->dt_s > 0 ? (double)iv->bytes * 8 / iv->dt_s / 1e9 : 0;
+}
+
+/*
+ * Runs for the duration (or until interrupted, r->stop, or a sized stream
+ * is done), taking the samples and closing an interval every second and at
+ * the end. A late wake-up skips the samples it missed rather than bunch
+ * them up, so samples stay about a period apart.
+ */
+static void run_for(struct vnic_bench_run *r)
+{
+	uint64_t start = vnic_now_ns(), end = start + (uint64_t)(r->o->duration_s * 1e9);
+	uint64_t period = r->sampler ? r->series.period_ns : 0;
+	uint64_t next_sample = start, next_sec = start + 1000000000u, t_prev = start;
+	struct vnic_work_results prev = { 0 }, cur;
+	uint64_t now = start;
+
+	for (;;) {
+		uint64_t wake;
+
+		now = vnic_now_ns();
+		if (period && now >= next_sample) {
+			results(r, &cur);
+			vnic_sampler_take(r->sampler, now - start, &cur);
+			/* On the grid when on time; never closer than half a period. */
+			next_sample += period;
+			if (next_sample < now + period / 2)
+				next_sample = now + period / 2;
+		}
+		if (now >= end || interrupted ||
+		    atomic_load_explicit(&r->stop, memory_order_relaxed) || stream_done(r))
+			break;
+		if (now >= next_sec) {
+			interval_end(r, start, t_prev, now, &prev);
+			t_prev = now;
+			next_sec = now + 1000000000u;
+		}
+		/* Wake at least every 0.1 s to see a stop request. */
+		wake = now + 100000000u;
+		if (end < wake)
+			wake = end;
+		if (next_sec < wake)
+			wake = next_sec;
+		if (period && next_sample < wake)
+			wake = next_sample;
+		if (wake > now)
+			sleep_ns(wake - now);
+	}
+	/* The last interval, however short: a run of 1.5 s reports two. */
+	interval_end(r, start, t_prev, now, &prev);
+	r->elapsed_ns = now - start;
+}
+
+/* --- counters ---------------------------------------------------------------- */
+
+unsigned int vnic_bench_counters(void *run, struct vnic_counter *out, unsigned int max)
+{
+	struct vnic_bench_run *r = run;
+	struct vnic_work_results res;
+	unsigned int n = 0;
+
+	results(r, &res);
+#define W(f)                                                                                       \
+	do {                                                                                       \
+		if (n < max) {                                                                     \
+			snprintf(out[n].name, sizeof(out[n].name), "work.%s", #f);                 \
+			out[n].value = res.f;                                                      \
+		}                                                                                  \
+		n++;                                                                               \
+	} while (0)
+	W(transactions);
+	W(bytes);
+	W(tx_pkts);
+	W(tx_segs);
+	W(tx_bytes);
+	W(rx_pkts);
+	W(rx_segs);
+	W(tsq_throttled);
+	W(tsq_max);
+#undef W
+	return n + vnic_topo_counters(&r->topo, n < max ? out + n : NULL, n < max ? max - n : 0);
+}
+
+/* --- the run ----------------------------------------------------------------- */
+
+/* The optional parts of a run: control socket, sampler, intervals. 0 or -errno (message printed). */
+static int extras_start(struct vnic_bench_run *r)
+{
+	const struct vnic_bench_opts *o = r->o;
+	char name[VNIC_CTL_NAME_MAX];
+	int err;
+
+	r->intervals_cap = (size_t)o->duration_s + 2;
+	r->intervals = calloc(r->intervals_cap, sizeof(*r->intervals));
+	if (!r->intervals) {
+		fputs("vnic bench: out of memory\n", stderr);
+		return -ENOMEM;
+	}
+	if (o->ctl) {
+		if (o->ctl_name)
+			snprintf(name, sizeof(name), "%s", o->ctl_name);
+		else
+			vnic_ctl_default_name(name, sizeof(name), "bench");
+		err = vnic_ctl_serve_start(&r->ctl, name, vnic_bench_counters, r);
+		if (err == -EADDRINUSE) {
+			fprintf(stderr, "vnic bench: an instance named '%s' is running\n", name);
+			return err;
+		}
+		/* A bench is still worth running without its socket, unless it was named. */
+		if (err && o->ctl_name) {
+			fprintf(stderr, "vnic bench: control socket '%s': %s\n", name,
+				strerror(-err));
+			return err;
+		}
+		if (err && !o->quiet)
+			fprintf(stderr, "vnic bench: no control socket (%s); running without\n",
+				strerror(-err));
+	}
+	if (o->sample_ms) {
+		err = vnic_series_init(&r->series, (uint64_t)o->sample_ms * 1000000u,
+				       o->duration_s);
+		if (err) {
+			fprintf(stderr, "vnic bench: sampler: %s\n", strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* Each side's cpu thread clock, where the thread has one. */
+static void thread_clocks(const struct vnic_topo *t, clockid_t *clk, bool *have)
+{
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		const pthread_t *th = t->cpu[s].thread;
+
+		have[s] = th && !pthread_getcpuclockid(*th, &clk[s]);
+	}
+}
+
+/* The traffic itself, with the CPU it took. */
+static void measure(struct vnic_bench_run *r)
+{
+	clockid_t clk[VNIC_TOPO_SIDES];
+	bool have[VNIC_TOPO_SIDES];
+	double cpu0, tcpu0[VNIC_TOPO_SIDES];
+	unsigned int s;
+
+	thread_clocks(&r->topo, clk, have);
+	cpu0 = process_cpu_s();
+	for (s = 0; s < VNIC_TOPO_SIDES; s++)
+		tcpu0[s] = have[s] ? clock_s(clk[s]) : 0;
+	if (r->rr)
+		vnic_rr_start(r->rr);
+	else
+		vnic_stream_start(r->st);
+	run_for(r);
+	results(r, &r->res);
+	r->cpu_s = process_cpu_s() - cpu0;
+	for (s = 0; s < VNIC_TOPO_SIDES; s++)
+		r->thread_cpu_s[s] = have[s] ? clock_s(clk[s]) - tcpu0[s] : 0;
+}
+
+/*
+ * Let what is in flight land, so the pools can be checked full: the hosts
+ * first (all data acknowledged), then the drivers (the last pure ACKs may
+ * still sit in a tx ring, their tx_done already called when the driver
+ * orphans). Then until the wire has been quiet for a while: a late pure
+ * ACK or timer-driven segment still on its way would otherwise meet a peer
+ * whose link is already down and be dropped there.
+ */
+static void drain(struct vnic_bench_run *r)
+{
+	const struct vnic_topo *t = &r->topo;
+
+	for (int i = 0; i < 2000 && !quiesced(r); i++)
+		sleep_ns(1000000);
+	r->quiesced = quiesced(r);
+	for (int i = 0, quiet = 0; i < 2000 && quiet < 10; i++) {
+		uint64_t before = wire_frames(t);
+
+		sleep_ns(1000000);
+		quiet = tx_rings_idle(t) && wire_frames(t) == before ? quiet + 1 : 0;
+	}
+}
+
+int vnic_bench_run(struct vnic_bench_run *r)
+{
+	struct vnic_topo *t = &r->topo;
+	int err;
+
+	err = vnic_topo_create(t, &r->o->topo);
+	if (err) {
+		fprintf(stderr, "vnic bench: building the topology: %s\n", strerror(-err));
+		return err;
+	}
+	if (r->o->wl == VNIC_WL_RR)
+		err = vnic_rr_create(&r->rr, vnic_topo_netdev(t, 0), &t->host_pool[0],
+				     vnic_topo_netdev(t, 1), &t->host_pool[1], &r->o->rr);
+	else
+		err = vnic_stream_create(&r->st, vnic_topo_netdev(t, 0), &t->host_pool[0],
+					 vnic_topo_netdev(t, 1), &t->host_pool[1], &r->o->st);
+	if (err) {
+		fprintf(stderr, "vnic bench: creating the workload: %s\n", strerror(-err));
+		goto out;
+	}
+	err = extras_start(r);
+	if (err)
+		goto out;
+	err = vnic_topo_start(t);
+	if (err) {
+		fprintf(stderr, "vnic bench: starting: %s\n", strerror(-err));
+		goto out;
+	}
+	if (r->o->sample_ms) {
+		err = vnic_sampler_create(&r->sampler, &r->series, t);
+		if (err) {
+			fprintf(stderr, "vnic bench: sampler: %s\n", strerror(-err));
+			goto out;
+		}
+	}
+	if (r->o->trace) {
+		vnic_trace_reset();
+		vnic_trace_enable(true);
+	}
+	measure(r);
+	if (r->o->trace)
+		vnic_trace_enable(false);
+	if (r->rr)
+		vnic_rr_stop(r->rr);
+	else
+		vnic_stream_stop(r->st);
+	drain(r);
+	err = vnic_topo_stop(t);
+	if (err)
+		fprintf(stderr, "vnic bench: closing: %s\n", strerror(-err));
+	r->pools_full = vnic_drv_pools_full(t->drv[0]) && vnic_drv_pools_full(t->drv[1]);
+	/* The socket goes with the traffic: reports read the counters from here on. */
+	vnic_ctl_serve_stop(r->ctl);
+	r->ctl = NULL;
+	return 0;
+out:
+	vnic_ctl_serve_stop(r->ctl);
+	r->ctl = NULL;
+	return err;
+}
+
+void vnic_bench_cleanup(struct vnic_bench_run *r)
+{
+	vnic_ctl_serve_stop(r->ctl);
+	r->ctl = NULL;
+	vnic_topo_stop(&r->topo);
+	vnic_sampler_destroy(r->sampler);
+	r->sampler = NULL;
+	vnic_series_fini(&r->series);
+	free(r->intervals);
+	r->intervals = NULL;
+	r->nintervals = r->intervals_cap = 0;
+	if (r->rr)
+		vnic_rr_destroy(r->rr);
+	if (r->st)
+		vnic_stream_destroy(r->st);
+	r->rr = NULL;
+	r->st = NULL;
+	vnic_topo_destroy(&r->topo);
+}

@@ -1,0 +1,403 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Command-line parsing of `vnic bench`, `vnic link` and `vnic experiment`:
+ * the shared option table (opts.c) means the same in all three, every bad
+ * input gets -EINVAL, good ones land where they should.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "app/app.h"
+#include "app/experiment.h"
+
+enum cmd { BENCH, LINK, EXPERIMENT };
+
+/* Splits line at spaces and hands it to the command's parser; the parsers keep pointers into buf. */
+static int parse_as(enum cmd cmd, const char *line, void *o)
+{
+	static char buf[1024];
+	char *argv[64];
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	switch (cmd) {
+	case BENCH:
+		return vnic_bench_parse(argc, argv, o);
+	case LINK:
+		return vnic_link_parse(argc, argv, o);
+	case EXPERIMENT:
+		return vnic_experiment_parse(argc, argv, o);
+	}
+	return -1;
+}
+
+static int parse(struct vnic_bench_opts *o, const char *line)
+{
+	return parse_as(BENCH, line, o);
+}
+
+/* stderr to /dev/null around a call: the parsers explain every refusal there. */
+static FILE *quiet_stderr(void)
+{
+	FILE *saved = stderr;
+
+	stderr = fopen("/dev/null", "w");
+	return saved;
+}
+
+static void loud_stderr(FILE *saved)
+{
+	fclose(stderr);
+	stderr = saved;
+}
+
+static void test_rejects_bad_arguments(void **state)
+{
+	static const char *const bad[] = {
+		"bench",				/* no workload */
+		"bench udp",				/* unknown workload */
+		"bench rr --sessions 0",
+		"bench rr --sessions 100000",
+		"bench rr --sessions x",
+		"bench rr --sessions -3",
+		"bench rr --size 0",
+		"bench rr --duration 0",
+		"bench rr --duration forever",
+		"bench rr --mtu 67",
+		"bench rr --mtu 9001",
+		"bench rr --queues 0",
+		"bench rr --queues 17",
+		"bench rr --ind-descs 129",
+		"bench rr --tx-submit sometimes",
+		"bench rr --rx-replenish never",
+		"bench rr --tx-csum hw",
+		"bench rr --rx-deliver batch",
+		"bench rr --tx-reclaim late",
+		"bench rr --bql-complete once",
+		"bench rr --tx-hdr-build memcpy",
+		"bench rr --hdr-mask loose",
+		"bench rr --loss 0.9",
+		"bench rr --loss -1",
+		"bench rr --rate 10X",
+		"bench rr --no-such-option",
+		"bench rr --sessions",			/* missing value */
+		"bench rr stray",
+	};
+	struct vnic_bench_opts o;
+
+	(void)state;
+	/* the parser explains each refusal on stderr; keep the test log short */
+	FILE *saved = stderr;
+
+	stderr = fopen("/dev/null", "w");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int err = parse(&o, bad[i]);
+
+		if (err != -EINVAL) {
+			fclose(stderr);
+			stderr = saved;
+			fail_msg("accepted: '%s' (%d)", bad[i], err);
+		}
+	}
+	fclose(stderr);
+	stderr = saved;
+}
+
+static void test_accepts_and_sets(void **state)
+{
+	struct vnic_bench_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "bench stream --flows 4 --mtu 9000 --queues 2 --rate 100M "
+				   "--loss 0.01 --tx-reclaim lazy --rx-deliver list --hdr-mask exact "
+				   "--tx-csum hw-headers --duration 1.5 --json"),
+			 0);
+	assert_int_equal(o.wl, VNIC_WL_STREAM);
+	assert_int_equal(o.st.flows, 4);
+	assert_int_equal(o.topo.drv.mtu, 9000);
+	assert_int_equal(o.topo.cable.mtu, 9000);
+	assert_int_equal(o.topo.drv.tx_queues, 2);
+	assert_int_equal(o.topo.drv.rx_queues, 2);
+	assert_true(o.topo.cable.rate_bps == 100000000ull);
+	assert_true(o.topo.cable.loss > 0.0099 && o.topo.cable.loss < 0.0101);
+	assert_int_equal(o.topo.drv.tx_reclaim, VNIC_DRV_RECLAIM_LAZY);
+	assert_int_equal(o.topo.drv.rx_deliver, VNIC_DELIVER_LIST);
+	assert_int_equal(o.topo.dev.hdr_mask, VNIC_DEV_HDRS_EXACT);
+	assert_int_equal(o.topo.drv.tx_csum, VNIC_DRV_CSUM_HW_HEADERS);
+	assert_true(o.duration_s > 1.49 && o.duration_s < 1.51);
+	assert_true(o.json);
+
+	assert_int_equal(parse(&o, "bench rr --sessions 150 --size 8900 --no-tso"), 0);
+	assert_int_equal(o.wl, VNIC_WL_RR);
+	assert_int_equal(o.rr.sessions, 150);
+	assert_int_equal(o.rr.req_size, 8900);
+	assert_int_equal(o.rr.resp_size, 8900);
+	assert_false(o.topo.drv.tso);
+	/* defaults are the "after" policies */
+	assert_int_equal(o.topo.drv.tx_submit, VNIC_DRV_SUBMIT_AUTO);
+	assert_int_equal(o.topo.drv.rx_replenish, VNIC_DRV_REPLENISH_LOW);
+	assert_int_equal(o.topo.drv.bql_complete, VNIC_DRV_BQL_PER_ROUND);
+	assert_int_equal(o.topo.drv.rx_deliver, VNIC_DELIVER_GRO_LIST);
+}
+
+/* The table's options, prefixed with each command's own words. */
+static const char *const prefix[] = {
+	[BENCH] = "bench rr",
+	[LINK] = "link",
+	[EXPERIMENT] = "experiment bql",
+};
+
+union any_opts {
+	struct vnic_bench_opts b;
+	struct vnic_link_opts l;
+	struct xp_opts x;
+};
+
+static const struct vnic_topo_config *topo_of(enum cmd cmd, const union any_opts *o)
+{
+	return cmd == BENCH ? &o->b.topo : cmd == LINK ? &o->l.topo : &o->x.base;
+}
+
+/* Every command takes the whole table with the same meaning. */
+static void test_table_in_every_command(void **state)
+{
+	static union any_opts o;
+
+	(void)state;
+	for (enum cmd cmd = BENCH; cmd <= EXPERIMENT; cmd++) {
+		char line[1024];
+		const struct vnic_topo_config *t = topo_of(cmd, &o);
+
+		snprintf(line, sizeof(line),
+			 "%s --queues 3 --mtu 4000 --tx-entries 256 --rx-entries 1024 --ind-descs 32 "
+			 "--no-tso --no-bql --busy-poll-us 7 --rx-replenish always --tx-hdr-build "
+			 "copy --tx-submit indirect --bql-complete per-entry --tx-csum hw-noheaders "
+			 "--rx-deliver gro --tx-reclaim napi --reclaim-us 250 --hdr-mask exact "
+			 "--drop-missing-hdrs --dev-queues 2 --cost-direct-ns 11 --cost-indirect-ns "
+			 "12 --cost-crq-ns 13 --cost-dma-ns-per-kib 14 --cost-irq-ns 15",
+			 prefix[cmd]);
+		assert_int_equal(parse_as(cmd, line, &o), 0);
+		assert_int_equal(t->drv.tx_queues, 3);
+		assert_int_equal(t->drv.rx_queues, 3);
+		assert_int_equal(t->drv.mtu, 4000);
+		assert_int_equal(t->cable.mtu, 4000);
+		assert_int_equal(t->drv.tx_entries, 256);
+		assert_int_equal(t->drv.rx_entries, 1024);
+		assert_int_equal(t->drv.max_ind_descs, 32);
+		assert_false(t->drv.tso);
+		assert_false(t->drv.bql);
+		assert_true(t->busy_poll_ns == 7000);
+		assert_int_equal(t->drv.rx_replenish, VNIC_DRV_REPLENISH_ALWAYS);
+		assert_int_equal(t->drv.tx_hdr_build, VNIC_DRV_HDR_COPY);
+		assert_int_equal(t->drv.tx_submit, VNIC_DRV_SUBMIT_INDIRECT);
+		assert_int_equal(t->drv.bql_complete, VNIC_DRV_BQL_PER_ENTRY);
+		assert_int_equal(t->drv.tx_csum, VNIC_DRV_CSUM_HW_NOHEADERS);
+		assert_int_equal(t->drv.rx_deliver, VNIC_DELIVER_GRO);
+		assert_int_equal(t->drv.tx_reclaim, VNIC_DRV_RECLAIM_NAPI);
+		assert_true(t->drv.reclaim_ns == 250000);
+		assert_int_equal(t->dev.hdr_mask, VNIC_DEV_HDRS_EXACT);
+		assert_true(t->dev.drop_missing_hdrs);
+		assert_int_equal(t->dev.max_tx_queues, 2);
+		assert_int_equal(t->dev.max_rx_queues, 2);
+		assert_true(t->cost.hcall_direct_ns == 11 && t->cost.hcall_indirect_ns == 12 &&
+			    t->cost.hcall_crq_ns == 13 && t->cost.dma_ns_per_kib == 14 &&
+			    t->cost.irq_ns == 15);
+
+		snprintf(line, sizeof(line),
+			 "%s --rate 2.5G --delay-us 30 --loss 0.02 --reorder 0.03 --corrupt 0.001 "
+			 "--seed 99",
+			 prefix[cmd]);
+		assert_int_equal(parse_as(cmd, line, &o), 0);
+		assert_true(t->cable.rate_bps == 2500000000ull);
+		assert_true(t->cable.delay_ns == 30000);
+		assert_true(t->cable.loss > 0.0199 && t->cable.loss < 0.0201);
+		assert_true(t->cable.reorder > 0.0299 && t->cable.reorder < 0.0301);
+		assert_true(t->cable.corrupt > 0.00099 && t->cable.corrupt < 0.00101);
+		assert_true(t->cable.seed == 99);
+		/* untouched options keep their defaults */
+		assert_int_equal(t->drv.tx_submit, VNIC_DRV_SUBMIT_AUTO);
+		assert_int_equal(t->drv.rx_deliver, VNIC_DELIVER_GRO_LIST);
+		assert_true(t->drv.tso);
+	}
+}
+
+/* The table's checks hold in every command: a bad value is -EINVAL everywhere. */
+static void test_table_rejects_in_every_command(void **state)
+{
+	static const char *const bad[] = {
+		"--queues 0",	      "--queues 17",	    "--mtu 67",	      "--mtu 9001",
+		"--tx-entries 15",    "--ind-descs 129",    "--tx-submit x",  "--rx-deliver batch",
+		"--hdr-mask loose",   "--loss 0.51",	    "--rate 1Q",      "--busy-poll-us -1",
+		"--cost-irq-ns y",    "--reclaim-us 0",	    "--dev-queues 17", "--seed",
+	};
+	static union any_opts o;
+	FILE *saved = quiet_stderr();
+
+	(void)state;
+	for (enum cmd cmd = BENCH; cmd <= EXPERIMENT; cmd++) {
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			char line[256];
+			int err;
+
+			snprintf(line, sizeof(line), "%s %s", prefix[cmd], bad[i]);
+			err = parse_as(cmd, line, &o);
+			if (err != -EINVAL) {
+				loud_stderr(saved);
+				fail_msg("accepted: '%s' (%d)", line, err);
+			}
+		}
+	}
+	loud_stderr(saved);
+}
+
+/* What only link takes, and what it refuses. */
+static void test_link_own(void **state)
+{
+	static const char *const bad[] = {
+		"link --backing eth0 --loss 0.1",	/* no cable behind a backing */
+		"link --ns-a x --ns-b x",
+		"link --threads 3",
+		"link --ifname 0123456789abcdefXYZ",
+		"link --name .hidden",
+		"link --no-ctl --name n1",
+		"link --sessions 3",			/* bench's */
+		"link stray",
+	};
+	struct vnic_link_opts o;
+	FILE *saved;
+
+	(void)state;
+	assert_int_equal(parse_as(LINK, "link", &o), 0);
+	/* link's own defaults: no busy poll, two threads, both namespaces made */
+	assert_true(o.topo.busy_poll_ns == 0);
+	assert_int_equal(o.threads, 2);
+	assert_string_equal(o.ns[0], "vnic-a");
+	assert_false(o.ns_given[0]);
+	assert_false(o.json);
+
+	assert_int_equal(parse_as(LINK, "link --ns-a red --new-ns-b blue --threads 1 --no-csum "
+				  "--json --interval-json --backing veth0 --mtu 9000 --duration 2",
+				  &o),
+			 0);
+	assert_string_equal(o.ns[0], "red");
+	assert_true(o.ns_given[0]);
+	assert_string_equal(o.ns[1], "blue");
+	assert_false(o.ns_given[1]);
+	assert_int_equal(o.threads, 1);
+	assert_false(o.topo.drv.csum);
+	assert_false(o.topo.drv.tso);	/* no TSO without checksum offload */
+	assert_true(o.json && o.interval_json);
+	assert_string_equal(o.backing, "veth0");
+	assert_int_equal(o.topo.drv.mtu, 9000);
+
+	saved = quiet_stderr();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int err = parse_as(LINK, bad[i], &o);
+
+		if (err != -EINVAL) {
+			loud_stderr(saved);
+			fail_msg("accepted: '%s' (%d)", bad[i], err);
+		}
+	}
+	loud_stderr(saved);
+}
+
+/* What only experiment takes: where results go, and the groups given. */
+static void test_experiment_own(void **state)
+{
+	static struct xp_opts o;
+	FILE *saved;
+
+	(void)state;
+	assert_int_equal(parse_as(EXPERIMENT, "experiment gro --short --out /tmp/x --force --json "
+				  "--cost-direct-ns 2000 --mtu 9000",
+				  &o),
+			 0);
+	assert_true(o.short_run && o.force && o.json);
+	assert_string_equal(o.out_dir, "/tmp/x");
+	assert_true(o.groups_set & (1u << VNIC_OPTG_COST));
+	assert_true(o.groups_set & (1u << VNIC_OPTG_VNIC));
+	assert_false(o.groups_set & (1u << VNIC_OPTG_POLICY));
+	assert_non_null(strstr(o.given, "--cost-direct-ns 2000"));
+	assert_non_null(strstr(o.given, "--mtu 9000"));
+
+	/* no --out: a new folder named after the experiment */
+	assert_int_equal(parse_as(EXPERIMENT, "experiment gro", &o), 0);
+	assert_int_equal(strncmp(o.out_dir, "experiment-gro-", 15), 0);
+	assert_int_equal(o.groups_set, 0);
+
+	saved = quiet_stderr();
+	assert_int_equal(parse_as(EXPERIMENT, "experiment gro --duration 0", &o), -EINVAL);
+	assert_int_equal(parse_as(EXPERIMENT, "experiment gro --sessions 2", &o), -EINVAL);
+	assert_int_equal(parse_as(EXPERIMENT, "experiment gro stray", &o), -EINVAL);
+	loud_stderr(saved);
+}
+
+/* By name, for comparisons and live changes: set, show, flags as on/off. */
+static void test_by_name(void **state)
+{
+	struct vnic_topo_config c;
+	struct vnic_kv kv[16];
+	const char *names[64];
+	char buf[64];
+	unsigned int n;
+	FILE *saved;
+
+	(void)state;
+	vnic_topo_config_default(&c);
+	assert_int_equal(vnic_topo_opt_set("tx-submit", "indirect", &c), 0);
+	assert_int_equal(c.drv.tx_submit, VNIC_DRV_SUBMIT_INDIRECT);
+	assert_int_equal(vnic_topo_opt_show("tx-submit", &c, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "indirect");
+	assert_int_equal(vnic_topo_opt_set("no-tso", "on", &c), 0);
+	assert_false(c.drv.tso);
+	assert_int_equal(vnic_topo_opt_show("no-tso", &c, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "on");
+	assert_int_equal(vnic_topo_opt_set("no-tso", "off", &c), 0);
+	assert_true(c.drv.tso);
+	assert_int_equal(vnic_topo_opt_set("busy-poll-us", "20", &c), 0);
+	assert_int_equal(vnic_topo_opt_show("busy-poll-us", &c, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "20");
+
+	saved = quiet_stderr();
+	assert_int_equal(vnic_topo_opt_set("no-such", "1", &c), -ENOENT);
+	assert_int_equal(vnic_topo_opt_set("tx-submit", "never", &c), -EINVAL);
+	assert_int_equal(vnic_topo_opt_set("no-tso", "yes", &c), -EINVAL);
+	loud_stderr(saved);
+	assert_int_equal(c.drv.tx_submit, VNIC_DRV_SUBMIT_INDIRECT);	/* nothing changed */
+
+	/* every policy is listed with its value, from the owners' name tables */
+	n = vnic_topo_policies(&c, kv, 16);
+	assert_int_equal(n, 8);
+	assert_string_equal(kv[2].key, "tx-submit");
+	assert_string_equal(kv[2].value, "indirect");
+	n = vnic_topo_opt_names(1u << VNIC_OPTG_POLICY, names, 64);
+	assert_int_equal(n, 8);
+	n = vnic_topo_opt_names(VNIC_OPTG_ALL, names, 64);
+	assert_true(n > 25 && n <= VNIC_TOPO_OPTS_MAX);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rejects_bad_arguments),
+		cmocka_unit_test(test_accepts_and_sets),
+		cmocka_unit_test(test_table_in_every_command),
+		cmocka_unit_test(test_table_rejects_in_every_command),
+		cmocka_unit_test(test_link_own),
+		cmocka_unit_test(test_experiment_own),
+		cmocka_unit_test(test_by_name),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
