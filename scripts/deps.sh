@@ -12,8 +12,9 @@ level=${1:-build}
 # vnic experiment.
 pkgs=(gcc make cmake pkg-config libcmocka-dev libpcap-dev systemtap-sdt-dev gnuplot-nox)
 # test: clang and its fuzzer runtime for the fuzz targets; the tools the
-# network-namespace tests drive across vnic link.
-test_pkgs=(clang libclang-rt-dev iproute2 iputils-ping ethtool iperf3 sockperf python3 tshark)
+# network-namespace tests drive across vnic link; groff, which renders the
+# manual page for its test (skipped without it).
+test_pkgs=(clang libclang-rt-dev iproute2 iputils-ping ethtool iperf3 sockperf python3 tshark groff-base)
 case "$level" in
 build) ;;
 test) pkgs+=("${test_pkgs[@]}") ;;

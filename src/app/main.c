@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -13,8 +14,33 @@ static void usage(FILE *f)
 	      "  stats [NAME]      the counters of a running bench or link (--json, --watch)\n"
 	      "  link              two network namespaces joined by vnic, for real traffic (root)\n"
 	      "  experiment NAME   a seed's before and after policies side by side, with plots\n"
-	      "  help              this text; 'vnic bench --help' for the options of bench\n",
+	      "  version           the version and the git commit vnic was built from\n"
+	      "  help              this text; 'vnic COMMAND --help' for the options of a command,\n"
+	      "                    'man vnic' for all of them\n"
+	      "options:\n"
+	      "  --version         the same as 'vnic version'\n",
 	      f);
+}
+
+static const char version_usage[] =
+	"usage: vnic version   (or vnic --version)\n"
+	"prints \"vnic VERSION (git COMMIT)\": COMMIT is the abbreviated git commit the\n"
+	"binary was built from, with -dirty if tracked files had uncommitted changes,\n"
+	"or unknown when it was built outside a git checkout\n";
+
+/* `vnic version` takes no options; --help is accepted as everywhere else. */
+static int cmd_version(int argc, char **argv)
+{
+	if (argc > 1) {
+		if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+			fputs(version_usage, stdout);
+			return 0;
+		}
+		fprintf(stderr, "vnic version: unexpected argument '%s'\n", argv[1]);
+		return 2;
+	}
+	puts(vnic_version_string());
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -31,6 +57,8 @@ int main(int argc, char **argv)
 		return vnic_cmd_stats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "link"))
 		return vnic_cmd_link(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
+		return cmd_version(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;
