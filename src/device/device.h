@@ -52,7 +52,7 @@ enum vnic_dev_limits {
 	VNIC_DEV_DEFAULT_MTU = 1500,	 /* REQ_MTU before any request: 1500 + 14 */
 	/*
 	 * Smallest LSO MSS: some backing adapters reject GSO below 224
-	 * (refs/ibmvnic.md section 5), and a floor also bounds the segments of
+	 * (docs/PROTOCOL.md section 10), and a floor also bounds the segments of
 	 * one superpacket (64 KiB / 224 = 293), all of which must fit the wire
 	 * at once. Configurable down to VNIC_DEV_MIN_LSO_MSS.
 	 */

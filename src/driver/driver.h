@@ -66,7 +66,7 @@ enum vnic_drv_limits {
 	VNIC_DRV_DEFAULT_OPEN_TIMEOUT_NS = 5000000000ull,
 	VNIC_DRV_RX_HEADROOM = 64, /* in the host packets rx hands up */
 	VNIC_DRV_AGG_BUFS = VNIC_GRO_BUCKETS * VNIC_GRO_MAX_HELD, /* per rx queue */
-	VNIC_DRV_INIT_RETRY_NS = 10000000, /* PROTOCOL.md step 1: every 10 ms ... */
+	VNIC_DRV_INIT_RETRY_NS = 10000000, /* PROTOCOL.md section 2 step 1: every 10 ms */
 	VNIC_DRV_INIT_RETRIES = 100,	   /* ... 100 times */
 	VNIC_DRV_CAP_ROUNDS = 3,	   /* REQUEST_CAPABILITY rounds after PARTIALSUCCESS */
 };
@@ -204,7 +204,7 @@ int vnic_drv_create(struct vnic_drv **drv, struct vnic_hv *hv, const struct vnic
 void vnic_drv_destroy(struct vnic_drv *drv);
 
 /*
- * Brings the link up: the whole bring-up of PROTOCOL.md section 2 the first
+ * Brings the link up: the whole bring-up of docs/PROTOCOL.md section 2 the first
  * time (or after a failure or a reset), only link up after a close.
  * Waits for the answer, at most timeout_ns (0 = 5 s):
  *  - manual mode (the driver's cpu has no thread): steps cpus[0..ncpus)

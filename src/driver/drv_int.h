@@ -24,7 +24,7 @@
 #include "driver/driver.h"
 
 /* ---------------------------------------------------------------------------
- * Long-term buffers (refs/ibmvnic.md section 1): a pool of equal slots
+ * Long-term buffers (docs/PROTOCOL.md section 7): a pool of equal slots
  * carved from regions of at most VNIC_ONE_LTB_SIZE, each DMA-mapped and
  * registered with the device by REQUEST_MAP under its own map id. The free
  * map is a stack of slot indices (last freed, first reused: warm in cache).

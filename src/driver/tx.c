@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TX: xmit and tx completion (refs/ibmvnic.md sections 3.1 and 3.2).
+ * TX: xmit and tx completion (docs/PROTOCOL.md sections 9.1 and 9.2).
  *
  * xmit copies the packet into a slot of a long-term buffer (the TSO pool for
  * a superpacket), frees the host's packet at once (its cookie and length are
@@ -262,7 +262,7 @@ static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e)
 /* --- descriptors ------------------------------------------------------------------ */
 
 /*
- * The headers the device asked for (refs/ibmvnic.md section 2.2): the
+ * The headers the device asked for (docs/PROTOCOL.md section 8.2): the
  * requested ones of L2, L3, L4, concatenated, at most three ranges of the
  * packet (adjacent ones merged).
  */
@@ -402,7 +402,7 @@ static void hdrs_copy(union vnic_subcrq_entry *e, const struct vnic_pkt *pkt,
 	}
 }
 
-/* What the descriptor says about the packet's protocols (section 2.1 flags1). */
+/* What the descriptor says about the packet's protocols (docs/PROTOCOL.md section 8.1, flags1). */
 static uint8_t prot_flags(const struct vnic_pkt *pkt)
 {
 	uint8_t f = 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * GRO rules for TCP over IPv4 and IPv6, after Linux's inet_gro_receive,
- * ipv6_gro_receive and tcp_gro_receive (refs/netdev.md section 3). gro.c owns
+ * ipv6_gro_receive and tcp_gro_receive (docs/MECHANISMS.md section 3). gro.c owns
  * the flow table; this file reads the headers, decides whether a segment may
  * be appended to a held one, and turns a finished aggregate into a
  * superpacket that vnic_gso_segment() would cut back into the same segments.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The vnet header of a TAP (struct virtio_net_hdr_v1, refs/netdev.md
+ * The vnet header of a TAP (struct virtio_net_hdr_v1, docs/MECHANISMS.md
  * section 5) to packet metadata and back. Pure functions: no I/O.
  *
  * Reading (kernel -> vnic): the kernel fills the header from the skb
