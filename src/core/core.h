@@ -702,7 +702,8 @@ struct vnic_trace_row {
  */
 unsigned int vnic_trace_rows(struct vnic_trace_row *out, unsigned int max);
 /*
- * The nested text report, in the seeds' form ("total / hits = average"),
+ * The nested text report, in the form of the ftrace figures of the
+ * ibmvnic rr thread ("total / hits = average", docs/SEEDS.md),
  * each callee indented under its caller, with its share of the caller's
  * time. Times are inclusive: never add averages across lines.
  */

@@ -142,7 +142,7 @@ static void irqs_enable(struct vnic_drv *drv)
 	for (i = 0; i < drv->nrx; i++)
 		vnic_hv_subcrq_irq_enable(drv->rxq[i].comp);
 	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY)
-		return; /* seed 004's "before": the completion interrupt stays off */
+		return; /* bcmgenet orphan's "before": the completion interrupt stays off */
 	for (i = 0; i < drv->ntx; i++)
 		vnic_hv_subcrq_irq_enable(drv->txq[i].comp);
 }

@@ -382,7 +382,7 @@ void vnic_drv_rx_forget(struct drv_rxq *rxq);
 /* --- helpers -------------------------------------------------------------- */
 
 /*
- * The one write barrier of the tx path (seed 000 patch 4): the LTB copy and
+ * The one write barrier of the tx path (ibmvnic rr 4/7): the LTB copy and
  * the descriptors must be visible to the device before the hcall hands them
  * over. The hv publishes each entry with a release store, which orders our
  * earlier stores on every architecture; this fence states the requirement

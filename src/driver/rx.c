@@ -9,10 +9,11 @@
  * frame out of the long-term buffer into a host packet (the buffer is free
  * again at once), sets the checksum state from the device's flags and the
  * RSS hash from the frame, and hands it to vnic_deliver (GRO, list batching
- * or both: seed 003). Then it replenishes, when the pool is low (seed 000
- * patch 1) or, with the "before" policy, after every poll under budget too.
+ * or both: dpaa2-eth rx list, docs/SEEDS.md). Then it replenishes, when the
+ * pool is low (ibmvnic rr 1/7) or, with the "before" policy, after every
+ * poll under budget too.
  *
- * tx-reclaim=napi (seed 004, as virtio-net): the same poll first reclaims
+ * tx-reclaim=napi (bcmgenet orphan; as virtio-net): the same poll first reclaims
  * the tx queues mapped to it; their completion interrupts schedule it and
  * are masked and re-armed with it.
  */
@@ -307,7 +308,7 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 	vnic_deliver_flush(&rxq->deliver);
 
 	/*
-	 * Seed 000 patch 1: a poll under budget is not a reason to refill; a
+	 * ibmvnic rr 1/7: a poll under budget is not a reason to refill; a
 	 * pool below half is. The "before" refills after every such poll.
 	 */
 	if (rxq->nposted < drv->rx_entries / 2 ||

@@ -136,9 +136,9 @@ static void tcp_complete(struct vnic_pkt *pkt, uint16_t l3_off, uint16_t l4_off,
 			 uint16_t gso_type, uint16_t l3_proto)
 {
 	uint8_t *th = pkt->data + l4_off;
-	uint16_t seed = (uint16_t)~vnic_csum_fold(pseudo);
+	uint16_t check = (uint16_t)~vnic_csum_fold(pseudo);
 
-	memcpy(th + TCP_CSUM_OFF, &seed, sizeof(seed));
+	memcpy(th + TCP_CSUM_OFF, &check, sizeof(check));
 	pkt->gso_type = gso_type | ((th[13] & VNIC_TCP_CWR) ? VNIC_GSO_TCP_ECN : 0);
 	pkt->ip_summed = VNIC_CSUM_PARTIAL;
 	pkt->csum_start = l4_off;

@@ -185,7 +185,7 @@ enum vnic_tap_drop vnic_vnet_parse(const struct vnic_vnet_hdr *h, struct vnic_pk
  *   - GSO (a GRO aggregate): the GSO type, gso_size, hdr_len = the parsed
  *     header lengths, NEEDS_CSUM with the L4 checksum region. An aggregate
  *     that is not PARTIAL is made so: its L4 checksum field is overwritten
- *     with the pseudo-header seed (the kernel requires NEEDS_CSUM with GSO).
+ *     with the pseudo-header sum (the kernel requires NEEDS_CSUM with GSO).
  *   - PARTIAL: NEEDS_CSUM, csum_start/offset as they are.
  *   - UNNECESSARY: DATA_VALID.  NONE: no flag (the kernel verifies).
  * Returns 0, or -EINVAL for GSO metadata the header cannot carry (unknown
