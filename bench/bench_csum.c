@@ -3,7 +3,7 @@
  * Checksum micro-benchmark: vnic_csum_partial (every implementation this CPU
  * can run) against the naive reference, hot cache, at 64, 256, 1500 and
  * 65536 bytes in one run. Prints ns per call, GB/s and the speed-up over the
- * naive loop, then checks the issue's bar (>= 4x naive at 1500 B).
+ * naive loop, then checks the goal (>= 4x naive at 1500 B).
  *
  * Run a Release build, pinned, on an idle machine:
  *	taskset -c 1 ./build/bench/bench_csum
@@ -146,7 +146,7 @@ int main(void)
 		}
 	}
 	vnic_csum_impl_select(dflt);
-	printf("\n1500 B, default (%s) vs naive: %.2fx (issue asks >= 4x): %s\n", dflt, ratio_1500,
+	printf("\n1500 B, default (%s) vs naive: %.2fx (goal >= 4x): %s\n", dflt, ratio_1500,
 	       ratio_1500 >= 4.0 ? "ok" : "BELOW TARGET");
 	free(buf);
 	return 0;

@@ -21,7 +21,7 @@
  * byte for byte, or a valid superpacket (IPv4 header checksum good, lengths
  * rewritten, vnic_gso_count agrees with gso_segs, checksum offsets inside).
  *
- * Links src/net only (no tests/support). Seeds: fuzz/corpus/gro/.
+ * Links src/net only (no tests/support). Corpus: fuzz/corpus/gro/.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -16,7 +16,7 @@
  * checksums verify (after vnic_csum_help in PARTIAL mode); -ENOSPC only when
  * the outputs really are too few or too small; the input is never modified.
  *
- * Links src/net only (no tests/support). Seeds: fuzz/corpus/gso/.
+ * Links src/net only (no tests/support). Corpus: fuzz/corpus/gso/.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -5,7 +5,7 @@
  * is checked here is that an accepted frame is described consistently, and
  * that vnic_parse_pkt agrees with vnic_parse_frame.
  *
- * Seeds: fuzz/corpus/parse/, the golden frames of tests/test_parse.c.
+ * Corpus: fuzz/corpus/parse/, the golden frames of tests/test_parse.c.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
 #
 # Builds the libFuzzer targets (fuzz/fuzz_*.c) with clang, ASan and UBSan and
 # runs each for a fixed time. Nothing is written into the source tree: the
-# binaries, the working corpora (seeded from fuzz/corpus/<name>/), logs and
+# binaries, the working corpora (started from fuzz/corpus/<name>/), logs and
 # crash artifacts all go to WORKDIR, so a corpus grown there can be kept and
 # reused by the next run.
 #

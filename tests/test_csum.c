@@ -119,11 +119,11 @@ static void test_partial_extreme_data(void **state)
 }
 
 /*
- * A seed is added, not mixed in; sums of two pieces combine with
+ * An initial sum is added, not mixed in; sums of two pieces combine with
  * vnic_csum_add, byte-swapping the second one when it starts at an odd offset
  * (RFC 1071 section 2(B)). 500 random splits.
  */
-static void test_partial_seed_and_split(void **state)
+static void test_partial_initial_sum_and_split(void **state)
 {
 	uint64_t rng = 0x5917;
 
@@ -133,7 +133,7 @@ static void test_partial_seed_and_split(void **state)
 		size_t len = vnic_test_rand_next(&rng) % 8000;
 		size_t k = len ? vnic_test_rand_next(&rng) % (len + 1) : 0;
 		size_t align = vnic_test_rand_next(&rng) % 8;
-		vnic_wsum_t seed = (vnic_wsum_t)vnic_test_rand_next(&rng);
+		vnic_wsum_t initial = (vnic_wsum_t)vnic_test_rand_next(&rng);
 		const uint8_t *p = bigbuf + align;
 		vnic_wsum_t whole = vnic_csum_partial(p, len, 0);
 		vnic_wsum_t a = vnic_csum_partial(p, k, 0);
@@ -142,8 +142,8 @@ static void test_partial_seed_and_split(void **state)
 		if (k & 1)
 			b = swap16((uint16_t)b);
 		assert_int_equal(vnic_csum_fold(vnic_csum_add(a, b)), vnic_csum_fold(whole));
-		assert_int_equal(vnic_csum_fold(vnic_csum_partial(p, len, seed)),
-				 vnic_csum_fold(vnic_csum_add(whole, seed)));
+		assert_int_equal(vnic_csum_fold(vnic_csum_partial(p, len, initial)),
+				 vnic_csum_fold(vnic_csum_add(whole, initial)));
 	}
 }
 
@@ -934,7 +934,7 @@ static struct vnic_pkt *partial_pkt(const struct golden *g, uint32_t lead)
 	struct vnic_pkt *pkt = vnic_pkt_alloc(&pool);
 	uint8_t frame[160] = { 0 }, ref[192];
 	struct vnic_hdrs h;
-	uint16_t seed;
+	uint16_t check;
 	size_t n;
 
 	assert_non_null(pkt);
@@ -943,8 +943,8 @@ static struct vnic_pkt *partial_pkt(const struct golden *g, uint32_t lead)
 	memcpy(frame + lead, g->frame, g->len);
 	/* The pseudo header alone (the front of ref), through the naive reference. */
 	n = golden_ref_buf(g, g->frame, ref) - g->l3_payload_len;
-	seed = (uint16_t)~vnic_test_csum_naive(ref, n);
-	memcpy(frame + lead + h.l4_off + g->check_off, &seed, 2);
+	check = (uint16_t)~vnic_test_csum_naive(ref, n);
+	memcpy(frame + lead + h.l4_off + g->check_off, &check, 2);
 	assert_int_equal(vnic_pkt_copy_in(pkt, frame, lead + g->len), 0);
 	assert_non_null(vnic_pkt_pull(pkt, lead));
 	pkt->ip_summed = VNIC_CSUM_PARTIAL;
@@ -1016,7 +1016,7 @@ static void test_help_out_of_range(void **state)
 			assert_memory_equal(pkt->data, before, pkt->len);
 		} else {
 			uint32_t f = cases[i].start + cases[i].offset;
-			/* The checksum of [start, len) as it was, seed included. */
+			/* The checksum of [start, len) as it was, initial sum included. */
 			uint16_t want = vnic_test_csum_naive(before + cases[i].start,
 							     pkt->len - cases[i].start);
 
@@ -1061,7 +1061,7 @@ static void test_help_zero_result(void **state)
 
 	(void)state;
 	golden_hdrs(g, &h);
-	/* Make the span, seed included, sum to 0xffff by adjusting one payload word. */
+	/* Make the span, initial sum included, sum to 0xffff by adjusting one payload word. */
 	rest = vnic_test_csum_naive(data + h.l4_off, pkt->len - h.l4_off);
 	add_be16(data + h.payload_off, be16((const uint8_t *)&rest));
 	assert_int_equal(vnic_test_csum_naive(data + h.l4_off, pkt->len - h.l4_off), raw16(0));
@@ -1078,7 +1078,7 @@ int main(void)
 		cmocka_unit_test(test_partial_small_all_alignments),
 		cmocka_unit_test(test_partial_random_lengths),
 		cmocka_unit_test(test_partial_extreme_data),
-		cmocka_unit_test(test_partial_seed_and_split),
+		cmocka_unit_test(test_partial_initial_sum_and_split),
 		cmocka_unit_test(test_each_impl_vs_naive),
 		cmocka_unit_test(test_each_impl_long_buffer),
 		cmocka_unit_test(test_impl_select_errors),

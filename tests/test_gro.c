@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * GRO: one test per merge rule and per no-merge rule (refs/netdev.md section
+ * GRO: one test per merge rule and per no-merge rule (docs/MECHANISMS.md section
  * 3), the flow table (eviction, flush order, aggregation buffers), and the
  * property GRO(GSO(x)) == x on random superpackets.
  *

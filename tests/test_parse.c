@@ -13,7 +13,7 @@
  * Checksums are valid (RFC 1071), though the parser does not look at them.
  * Addresses: MACs 02:00:00:00:00:01 -> :02, IPv4 192.0.2.1 -> 192.0.2.2
  * (RFC 5737), IPv6 2001:db8::1 -> 2001:db8::2 (RFC 3849).
- * The same frames are the seed corpus in fuzz/corpus/parse/.
+ * The same frames are the corpus in fuzz/corpus/parse/.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -8,13 +8,13 @@
  *             by a schedule from another thread (the "interrupt").
  *   napi.c    vnic_napi: a poller with an interrupt source, budgeted poll,
  *             irq off while polling, complete-and-re-arm with the race closed.
- *   dql.c     vnic_dql: dynamic queue limits (refs/netdev.md section 1).
+ *   dql.c     vnic_dql: dynamic queue limits (docs/MECHANISMS.md section 1).
  *   txq.c     vnic_txq: BQL wrappers and queue stop/wake.
  *   clock.c   monotonic ns clock and the cost model's busy wait.
  *   (inline)  the netdev boundary (host <-> NIC) and the wire boundary
  *             (device <-> cable or backing device).
  *
- * Execution model (ARCHITECTURE.md section 5): everything that polls is a
+ * Execution model (docs/ARCHITECTURE.md section 4): everything that polls is a
  * struct vnic_poller owned by exactly one vnic_cpu. A poller runs only on its
  * cpu's thread, so its state needs no lock. Anything may *schedule* a poller
  * from any thread: that is an atomic bit set, plus a futex wake only when the
@@ -240,7 +240,7 @@ bool vnic_napi_schedule(struct vnic_napi *napi);
 void vnic_napi_complete_done(struct vnic_napi *napi, int work);
 
 /* ---------------------------------------------------------------------------
- * DQL / BQL (dql.c), following refs/netdev.md section 1
+ * DQL / BQL (dql.c), following docs/MECHANISMS.md section 1
  * ------------------------------------------------------------------------- */
 
 struct vnic_dql {
@@ -284,7 +284,7 @@ static inline int32_t vnic_dql_avail(const struct vnic_dql *dql)
 }
 /*
  * One completion interval: count bytes finished since the last call. Call
- * once per completion round, not per entry (refs/netdev.md section 1). A
+ * once per completion round, not per entry (docs/MECHANISMS.md section 1). A
  * count above what is in flight is cut to it.
  */
 void vnic_dql_completed(struct vnic_dql *dql, uint32_t count, uint64_t now_ns);
@@ -702,7 +702,8 @@ struct vnic_trace_row {
  */
 unsigned int vnic_trace_rows(struct vnic_trace_row *out, unsigned int max);
 /*
- * The nested text report, in the seeds' form ("total / hits = average"),
+ * The nested text report, in the form of the ftrace figures of the
+ * ibmvnic rr thread ("total / hits = average", docs/SEEDS.md),
  * each callee indented under its caller, with its share of the caller's
  * time. Times are inclusive: never add averages across lines.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vnic_cpu: a thread that runs the pollers it owns and sleeps on a futex when
- * none has anything to do (ARCHITECTURE.md section 5).
+ * none has anything to do (docs/ARCHITECTURE.md section 4).
  *
  * Scheduling is one atomic OR into cpu->pending. The owner takes the whole
  * word with one exchange per loop, so a busy cpu is fed without any syscall;
@@ -411,10 +411,10 @@ static bool stopping(struct vnic_cpu *cpu)
 }
 
 /*
- * Busy polling: a wake-up costs about 12 us on the target machines
- * (ARCHITECTURE.md section 5), so when work is likely to come back soon it
- * is cheaper to spin a little first. Returns true if work (or a stop, or a
- * due timer) showed up.
+ * Busy polling: a wake-up costs 10-12 us on the 2-vCPU machines vnic is
+ * measured on (docs/BENCHMARKS.md, "Reference figures"), so when work is
+ * likely to come back soon it is cheaper to spin a little first. Returns
+ * true if work (or a stop, or a due timer) showed up.
  */
 static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 {

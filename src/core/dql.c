@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Dynamic queue limits, the algorithm of refs/netdev.md section 1 written
+ * Dynamic queue limits, the algorithm of docs/MECHANISMS.md section 1 written
  * from its description. The limit approximates how many bytes the device
  * consumes per completion interval: it grows when the queue starves (went
  * idle while we were holding packets back) and shrinks, slowly and with

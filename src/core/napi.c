@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * NAPI: an interrupt source plus a budgeted poll (refs/netdev.md section 2).
+ * NAPI: an interrupt source plus a budgeted poll (docs/MECHANISMS.md section 2).
  *
  * The SCHED bit is ownership. Whoever sets it (the interrupt handler, or the
  * re-arm check in vnic_napi_complete_done) masks the interrupt and schedules

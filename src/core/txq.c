@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * TX queue state: the BQL wrappers of include/linux/netdevice.h and the
- * driver's stop/wake, as described in refs/netdev.md sections 1 and 6.
+ * driver's stop/wake, as described in docs/MECHANISMS.md sections 1 and 6.
  *
  * Two reasons to be stopped, one bit each: DRV_XOFF (the driver's ring is
  * full) and STACK_XOFF (BQL: too many bytes in flight). The queue runs again

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control poller: the server side of the CRQ (docs/PROTOCOL.md section 2,
- * refs/ibmvnic.md section 1). A NAPI whose interrupt is the SERVER CRQ
+ * The control poller: the server side of the CRQ (docs/PROTOCOL.md sections 2
+ * and 6). A NAPI whose interrupt is the SERVER CRQ
  * interrupt; each poll answers up to a budget of messages, in order.
  *
  * Every command is answered (UNKNOWNCOMMAND, INVALIDSTATE or its own rc),
@@ -277,7 +277,7 @@ static uint8_t cmd_request_cap(struct vnic_dev *dev, struct vnic_crq *rsp)
 	if (v < min)
 		return VNIC_RC_PARAMETER;
 	if (v > max) {
-		/* The driver adopts the number and asks again (PROTOCOL.md step 4). */
+		/* The driver adopts the number, asks again (docs/PROTOCOL.md section 2). */
 		vnic_be64_put(&rsp->cap.number, max);
 		return VNIC_RC_PARTIALSUCCESS;
 	}
@@ -685,7 +685,7 @@ static void link_indicate(struct vnic_dev *dev)
 
 /*
  * The response to LOGICAL_LINK_STATE(down) leaves only when every tx
- * descriptor the driver had submitted is completed (PROTOCOL.md "Close"),
+ * descriptor the driver had submitted is completed (docs/PROTOCOL.md section 2, "Close"),
  * so the driver may reclaim its pools when it sees it. Until then the
  * control poller reads no further command.
  */

@@ -30,10 +30,10 @@
 
 /*
  * Which headers the device asks for in header descriptors (TX_RX_DESC_REQ,
- * refs/ibmvnic.md section 2.3). Both request L3 headers (0xA0, the byte of
- * the seeds' trace) for LSO; they differ in checksum offload:
+ * docs/PROTOCOL.md section 8.3). Both request L3 headers (0xA0, the byte of
+ * a real server's trace) for LSO; they differ in checksum offload:
  *   CAUTIOUS  00 00 A0 00 A0 00 00 00: headers for every checksum offload
- *             packet too, as the seeds' server announced. A driver that
+ *             packet too, as the server of ibmvnic rr 7/7 did. A driver that
  *             honours it must send such packets indirect.
  *   EXACT     00 00 00 00 A0 00 00 00: headers only where the device needs
  *             them (LSO), so checksum offload can go direct.
@@ -55,7 +55,7 @@ enum vnic_dev_limits {
 	VNIC_DEV_DEFAULT_MTU = 1500,	 /* REQ_MTU before any request: 1500 + 14 */
 	/*
 	 * Smallest LSO MSS: some backing adapters reject GSO below 224
-	 * (refs/ibmvnic.md section 5), and a floor also bounds the segments of
+	 * (docs/PROTOCOL.md section 10), and a floor also bounds the segments of
 	 * one superpacket (64 KiB / 224 = 293), all of which must fit the wire
 	 * at once. Configurable down to VNIC_DEV_MIN_LSO_MSS.
 	 */
@@ -86,8 +86,8 @@ struct vnic_dev_config {
 	enum vnic_dev_hdr_mask hdr_mask;
 	/*
 	 * A checksum-offload or LSO packet that arrives without the header
-	 * descriptors the mask asked for (the seeds' unsafe "offload without
-	 * headers" variant) is always counted (txN_csum_missing_hdrs,
+	 * descriptors the mask asked for (the unsafe "offload without headers"
+	 * variant of ibmvnic e633e32b60) is always counted (txN_csum_missing_hdrs,
 	 * txN_lso_missing_hdrs). false (default): the device uses its own parse
 	 * of the frame and sends it, so the risk is visible, not fatal. true:
 	 * it is dropped with a PARAMETER completion (txN_drop_missing_hdrs).

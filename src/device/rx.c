@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rx engine: one NAPI fed by the wire (refs/ibmvnic.md sections 2.5-2.6).
+ * The rx engine: one NAPI fed by the wire (docs/PROTOCOL.md sections 8.5 and 8.6).
  *
  * Posted rx buffers are taken off each queue's rx buffer add ring into a fifo
  * as frames need them (checked then: map id, ioba and length inside the

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The tx engine: one NAPI per tx queue, woken by the interrupt of the queue's
- * tx submission sub-CRQ (refs/ibmvnic.md section 2.1-2.4).
+ * tx submission sub-CRQ (docs/PROTOCOL.md sections 8.1-8.4).
  *
  * Per descriptor: check everything (type, element count and the header
  * descriptors it counts, flags, offloads turned on, map id, ioba and length
@@ -44,7 +44,7 @@ static const uint8_t drop_rc[TX_DROP_MAX] = {
 	[TX_DROP_HDR_LEN_MISMATCH] = VNIC_RC_PARAMETER,
 	[TX_DROP_MISSING_HDRS] = VNIC_RC_PARAMETER,
 	[TX_DROP_GSO_FAILED] = VNIC_RC_PARAMETER,
-	/* PROTOCOL.md says "CLOSED": the completion rc for a flush is ABORTED. */
+	/* docs/PROTOCOL.md section 2, "Close": the completion rc for a flush is ABORTED. */
 	[TX_DROP_LINK_DOWN] = VNIC_RC_ABORTED,
 };
 

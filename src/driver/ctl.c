@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control poller: the client side of the CRQ (docs/PROTOCOL.md section 2,
- * refs/ibmvnic.md section 1). A NAPI on the driver's cpu whose interrupt is
+ * The control poller: the client side of the CRQ (docs/PROTOCOL.md sections 2
+ * and 6). A NAPI on the driver's cpu whose interrupt is
  * the CLIENT CRQ interrupt; open and close hand it requests through an atomic
  * word and get their answer back the same way.
  *
@@ -142,7 +142,7 @@ static void irqs_enable(struct vnic_drv *drv)
 	for (i = 0; i < drv->nrx; i++)
 		vnic_hv_subcrq_irq_enable(drv->rxq[i].comp);
 	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY)
-		return; /* seed 004's "before": the completion interrupt stays off */
+		return; /* bcmgenet orphan's "before": the completion interrupt stays off */
 	for (i = 0; i < drv->ntx; i++)
 		vnic_hv_subcrq_irq_enable(drv->txq[i].comp);
 }
@@ -230,7 +230,10 @@ static void datapath_stop(struct vnic_drv *drv)
 	vnic_ctr_set(&drv->carrier, 0);
 }
 
-/* PROTOCOL.md step 8: post rx buffers, enable interrupts, LOGICAL_LINK_STATE(up). */
+/*
+ * docs/PROTOCOL.md section 2, step 8: post rx buffers, enable interrupts,
+ * LOGICAL_LINK_STATE(up).
+ */
 static int link_up_start(struct vnic_drv *drv)
 {
 	unsigned int i;
@@ -767,7 +770,10 @@ static void on_link_state(struct vnic_drv *drv, const struct vnic_crq *m)
 		link_up_done(drv);
 		return;
 	case DRV_LINK_DOWN:
-		/* The device completed everything before answering (PROTOCOL.md "Close"). */
+		/*
+		 * The device completed everything before answering
+		 * (docs/PROTOCOL.md section 2, "Close").
+		 */
 		close_done(drv, 0);
 		/* an open arrived while we were closing: its answer comes from the link-up */
 		if (drv->admin_up && link_up_start(drv))

@@ -66,42 +66,44 @@ enum vnic_drv_limits {
 	VNIC_DRV_DEFAULT_OPEN_TIMEOUT_NS = 5000000000ull,
 	VNIC_DRV_RX_HEADROOM = 64, /* in the host packets rx hands up */
 	VNIC_DRV_AGG_BUFS = VNIC_GRO_BUCKETS * VNIC_GRO_MAX_HELD, /* per rx queue */
-	VNIC_DRV_INIT_RETRY_NS = 10000000, /* PROTOCOL.md step 1: every 10 ms ... */
+	VNIC_DRV_INIT_RETRY_NS = 10000000, /* PROTOCOL.md section 2 step 1: every 10 ms */
 	VNIC_DRV_INIT_RETRIES = 100,	   /* ... 100 times */
 	VNIC_DRV_CAP_ROUNDS = 3,	   /* REQUEST_CAPABILITY rounds after PARTIALSUCCESS */
 };
 
 /* ---------------------------------------------------------------------------
- * Policies: each technique of ARCHITECTURE.md section 4 with both behaviours.
- * The enum value 0 of each is the default ("after").
+ * Policies: each technique of the netdev threads vnic reproduces
+ * (docs/SEEDS.md) with both behaviours; where each one acts is in
+ * docs/ARCHITECTURE.md section 6. The enum value 0 of each is the default
+ * ("after").
  * ------------------------------------------------------------------------- */
 
-/* Seed 000 patch 1. */
+/* ibmvnic rr 1/7 (docs/SEEDS.md). */
 enum vnic_drv_rx_replenish {
 	VNIC_DRV_REPLENISH_LOW = 0, /* only when fewer than half the buffers are posted */
 	VNIC_DRV_REPLENISH_ALWAYS,  /* also after every poll under budget */
 };
 
-/* Seed 000 patches 2-3. */
+/* ibmvnic rr 2/7 and 3/7. */
 enum vnic_drv_tx_hdr_build {
 	VNIC_DRV_HDR_DIRECT = 0, /* header descriptors written straight from the packet */
 	VNIC_DRV_HDR_COPY,	 /* through a temporary buffer and a local descriptor */
 };
 
-/* Seed 000 patch 5. */
+/* ibmvnic rr 5/7. */
 enum vnic_drv_tx_submit {
 	/* direct for a lone non-GSO packet, nothing batched, no xmit_more, plain byte 0 */
 	VNIC_DRV_SUBMIT_AUTO = 0,
 	VNIC_DRV_SUBMIT_INDIRECT, /* always indirect */
 };
 
-/* Seed 000 patch 6. */
+/* ibmvnic rr 6/7. */
 enum vnic_drv_bql_complete {
 	VNIC_DRV_BQL_PER_ROUND = 0, /* vnic_txq_completed once per completion round */
 	VNIC_DRV_BQL_PER_ENTRY,	    /* once per tx completion entry */
 };
 
-/* Seed 000 patch 7 and seed 001. */
+/* ibmvnic rr 7/7 and ibmvnic e633e32b60. */
 enum vnic_drv_tx_csum {
 	/*
 	 * Software checksum (vnic_csum_help) for a packet that could otherwise
@@ -116,7 +118,7 @@ enum vnic_drv_tx_csum {
 	VNIC_DRV_CSUM_HW_NOHEADERS, /* offload without the csum headers (unsafe; counted) */
 };
 
-/* Seed 004. */
+/* bcmgenet orphan. */
 enum vnic_drv_tx_reclaim {
 	VNIC_DRV_RECLAIM_IRQ = 0, /* tx completion irq armed, own poller per round */
 	VNIC_DRV_RECLAIM_LAZY,	  /* irq off: reclaim in xmit at 3/4 ring, and a timer */
@@ -205,7 +207,7 @@ int vnic_drv_create(struct vnic_drv **drv, struct vnic_hv *hv, const struct vnic
 void vnic_drv_destroy(struct vnic_drv *drv);
 
 /*
- * Brings the link up: the whole bring-up of PROTOCOL.md section 2 the first
+ * Brings the link up: the whole bring-up of docs/PROTOCOL.md section 2 the first
  * time (or after a failure or a reset), only link up after a close.
  * Waits for the answer, at most timeout_ns (0 = 5 s):
  *  - manual mode (the driver's cpu has no thread): steps cpus[0..ncpus)

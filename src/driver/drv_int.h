@@ -24,7 +24,7 @@
 #include "driver/driver.h"
 
 /* ---------------------------------------------------------------------------
- * Long-term buffers (refs/ibmvnic.md section 1): a pool of equal slots
+ * Long-term buffers (docs/PROTOCOL.md section 7): a pool of equal slots
  * carved from regions of at most VNIC_ONE_LTB_SIZE, each DMA-mapped and
  * registered with the device by REQUEST_MAP under its own map id. The free
  * map is a stack of slot indices (last freed, first reused: warm in cache).
@@ -382,7 +382,7 @@ void vnic_drv_rx_forget(struct drv_rxq *rxq);
 /* --- helpers -------------------------------------------------------------- */
 
 /*
- * The one write barrier of the tx path (seed 000 patch 4): the LTB copy and
+ * The one write barrier of the tx path (ibmvnic rr 4/7): the LTB copy and
  * the descriptors must be visible to the device before the hcall hands them
  * over. The hv publishes each entry with a release store, which orders our
  * earlier stores on every architecture; this fence states the requirement

@@ -11,7 +11,7 @@
  * which bounds whatever the device grants.
  *
  * At bring-up, once the sizes are negotiated: the long-term buffer pools
- * (refs/ibmvnic.md section 1, "Pool sizes") and the packet pools rx hands
+ * (docs/PROTOCOL.md section 7, "Pool sizes") and the packet pools rx hands
  * up. Kept across close/open, and reused by a later bring-up when they are
  * big enough; the packet pools also outlive a reset, since the host may
  * still hold packets from them.

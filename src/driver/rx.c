@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * RX: the NAPI poll and rx buffer replenish (refs/ibmvnic.md sections 3.3,
- * 3.4).
+ * RX: the NAPI poll and rx buffer replenish (docs/PROTOCOL.md sections 9.3
+ * and 9.4).
  *
  * One NAPI per rx queue, its interrupt the rx completion ring's. A poll
  * takes up to budget completions, checks each correlator (in range, posted)
@@ -9,10 +9,11 @@
  * frame out of the long-term buffer into a host packet (the buffer is free
  * again at once), sets the checksum state from the device's flags and the
  * RSS hash from the frame, and hands it to vnic_deliver (GRO, list batching
- * or both: seed 003). Then it replenishes, when the pool is low (seed 000
- * patch 1) or, with the "before" policy, after every poll under budget too.
+ * or both: dpaa2-eth rx list, docs/SEEDS.md). Then it replenishes, when the
+ * pool is low (ibmvnic rr 1/7) or, with the "before" policy, after every
+ * poll under budget too.
  *
- * tx-reclaim=napi (seed 004, as virtio-net): the same poll first reclaims
+ * tx-reclaim=napi (bcmgenet orphan; as virtio-net): the same poll first reclaims
  * the tx queues mapped to it; their completion interrupts schedule it and
  * are masked and re-armed with it.
  */
@@ -137,7 +138,7 @@ static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
 	return false;
 }
 
-/* Rx adds always go indirect, in batches of the indirect limit (section 3.4). */
+/* Rx adds always go indirect, in batches of the indirect limit (docs/PROTOCOL.md section 9.4). */
 static unsigned int replenish(struct drv_rxq *rxq)
 {
 	struct vnic_drv *drv = rxq->drv;
@@ -209,12 +210,15 @@ static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, ui
 		pkt->l4_proto = (h.flags & VNIC_HDRS_F_L4) ? h.l4_proto : 0;
 		pkt->l4_len = h.l4_len;
 		pkt->flags |= VNIC_PKT_F_PARSED;
-		/* The RSS hash spreads GRO buckets as a NIC's does (refs/netdev.md section 3). */
+		/*
+		 * The RSS hash spreads GRO buckets as a NIC's does
+		 * (docs/MECHANISMS.md section 3).
+		 */
 		pkt->hash = vnic_rss_hash_frame(rxq->drv->netdev.rss_key, pkt->data, &h);
 	} else {
 		vnic_ctr_inc(&rxq->st.parse_errors);
 	}
-	/* CHECKSUM_UNNECESSARY only if both are good (section 3.3 step 8). */
+	/* CHECKSUM_UNNECESSARY only if both are good (docs/PROTOCOL.md section 8.5). */
 	if ((flags & VNIC_RXC_IP_CHKSUM_GOOD) && (flags & VNIC_RXC_TCP_UDP_CHKSUM_GOOD)) {
 		pkt->ip_summed = VNIC_CSUM_UNNECESSARY;
 		vnic_ctr_inc(&rxq->st.csum_unnecessary);
@@ -304,7 +308,7 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 	vnic_deliver_flush(&rxq->deliver);
 
 	/*
-	 * Seed 000 patch 1: a poll under budget is not a reason to refill; a
+	 * ibmvnic rr 1/7: a poll under budget is not a reason to refill; a
 	 * pool below half is. The "before" refills after every such poll.
 	 */
 	if (rxq->nposted < drv->rx_entries / 2 ||

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TX: xmit and tx completion (refs/ibmvnic.md sections 3.1 and 3.2).
+ * TX: xmit and tx completion (docs/PROTOCOL.md sections 9.1 and 9.2).
  *
  * xmit copies the packet into a slot of a long-term buffer (the TSO pool for
  * a superpacket), frees the host's packet at once (its cookie and length are
@@ -20,7 +20,7 @@
  * Completion drains the tx completion ring, checks every count and
  * correlator before touching a slot, returns the slots, tells the host
  * (tx_done) and reports to BQL once per round (or per entry: the "before"
- * of seed 000 patch 6).
+ * of ibmvnic rr 6/7, docs/SEEDS.md).
  */
 #include <errno.h>
 #include <string.h>
@@ -262,7 +262,7 @@ static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e)
 /* --- descriptors ------------------------------------------------------------------ */
 
 /*
- * The headers the device asked for (refs/ibmvnic.md section 2.2): the
+ * The headers the device asked for (docs/PROTOCOL.md section 8.2): the
  * requested ones of L2, L3, L4, concatenated, at most three ranges of the
  * packet (adjacent ones merged).
  */
@@ -324,7 +324,7 @@ static void hdr_ext_head(union vnic_subcrq_entry *e, uint32_t n)
 }
 
 /*
- * tx-hdr-build=direct (seed 000 patches 2-3, "after"): each descriptor is
+ * tx-hdr-build=direct (ibmvnic rr 2/7 and 3/7, "after"): each descriptor is
  * written in place in the indirect array, its header bytes copied once,
  * straight from the packet.
  */
@@ -402,7 +402,7 @@ static void hdrs_copy(union vnic_subcrq_entry *e, const struct vnic_pkt *pkt,
 	}
 }
 
-/* What the descriptor says about the packet's protocols (section 2.1 flags1). */
+/* What the descriptor says about the packet's protocols (docs/PROTOCOL.md section 8.1, flags1). */
 static uint8_t prot_flags(const struct vnic_pkt *pkt)
 {
 	uint8_t f = 0;
@@ -560,12 +560,12 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 		partial = false;
 	}
 
-	/* Seed 000 patch 5 (and the Oct 2024 fix): direct only if the device wants no headers. */
+	/* ibmvnic rr 5/7 (and the Oct 2024 fix): direct only if the device wants no headers. */
 	direct = drv->cfg.tx_submit == VNIC_DRV_SUBMIT_AUTO && !gso && !txq->ind_n && !more &&
 		 !(drv->req_plain & VNIC_DESC_REQ_HDRS);
 	if (direct && partial && (drv->req_csum & VNIC_DESC_REQ_HDRS)) {
 		if (csum_policy == VNIC_DRV_CSUM_SW_DIRECT) {
-			/* Seed 000 patch 7: summing a small packet beats an indirect hcall. */
+			/* ibmvnic rr 7/7: summing a small packet beats an indirect hcall. */
 			if (csum_help(pkt) == 0) {
 				vnic_ctr_inc(&txq->st.csum_sw);
 				partial = false;
@@ -577,7 +577,7 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 		}
 	}
 	req = gso ? drv->req_lso : partial ? drv->req_csum : drv->req_plain;
-	/* hw-noheaders: the offload goes without the headers asked for (seed 001's "before"). */
+	/* hw-noheaders: offload without the headers asked for (ibmvnic e633e32b60's "before"). */
 	if (partial && !gso && csum_policy == VNIC_DRV_CSUM_HW_NOHEADERS)
 		req = 0;
 	if (vnic_unlikely(hdr_plan(&hp, pkt, req)))
@@ -588,7 +588,7 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 	if (vnic_unlikely(nent > drv->cur_ind))
 		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
 
-	/* Seed 004 "before": completions are looked at only when the ring fills up. */
+	/* bcmgenet orphan "before": completions are looked at only when the ring fills up. */
 	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY && txq->used >= txq->entries / 4 * 3) {
 		vnic_ctr_inc(&txq->st.xmit_reclaims);
 		vnic_drv_tx_reclaim(txq);
@@ -684,7 +684,7 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY)
 		lazy_timer_arm(txq);
 	else if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN) {
-		/* skb_orphan at xmit: the sender's bytes stop counting now (seed 004). */
+		/* skb_orphan at xmit: the sender's bytes stop counting now (bcmgenet orphan). */
 		vnic_ctr_inc(&txq->st.orphaned);
 		host_tx_done(txq, cookie, len, VNIC_TX_DONE_OK);
 	}
@@ -762,7 +762,7 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 	if (pkts) {
 		vnic_ctr_add(&txq->st.completions, pkts);
 		vnic_ctr_inc(&txq->st.completion_rounds);
-		/* Seed 000 patch 6: DQL's limit is bytes per completion interval. */
+		/* ibmvnic rr 6/7: DQL's limit is bytes per completion interval. */
 		if (!per_entry)
 			bql_completed(txq, pkts, bytes);
 		VNIC_PROBE3(completion, txq->idx, pkts, bytes);

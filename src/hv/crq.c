@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The CRQ pair (refs/ibmvnic.md section 1): one page of 16-byte messages per
+ * The CRQ pair (docs/PROTOCOL.md sections 4 and 6): one page of 16-byte messages per
  * direction. H_SEND_CRQ from one side lands on the other side's ring, byte 0
  * last; the consumer copies the message out and clears byte 0, which gives
  * the slot back. Control path only: producers take a lock, so any thread of

@@ -10,7 +10,7 @@
 #include "hv/hv_priv.h"
 
 static_assert(VNIC_HV_CRQ_ENTRIES * sizeof(struct vnic_crq) == VNIC_HV_DMA_PAGE,
-	      "a CRQ is one page (refs/ibmvnic.md section 1)");
+	      "a CRQ is one page (docs/PROTOCOL.md section 4)");
 static_assert((VNIC_HV_CRQ_ENTRIES & (VNIC_HV_CRQ_ENTRIES - 1)) == 0, "CRQ size: power of two");
 
 static int crq_ring_init(struct crq_ring *r)

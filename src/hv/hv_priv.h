@@ -26,7 +26,7 @@
 static_assert(VNIC_HV_MAX_SUBCRQS == 1 << VNIC_HV_SLOT_BITS, "handle encodes the slot index");
 
 /* ---------------------------------------------------------------------------
- * Barriers of the valid-bit protocol (refs/ibmvnic.md section 0: dma_wmb
+ * Barriers of the valid-bit protocol (docs/PROTOCOL.md section 4: dma_wmb
  * before the hcall, valid bit then dma_rmb then the body on the consumer)
  * ------------------------------------------------------------------------- */
 

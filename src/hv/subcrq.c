@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sub-CRQs (refs/ibmvnic.md sections 0 and 2): rings of 32-byte entries the
+ * Sub-CRQs (docs/PROTOCOL.md sections 4, 5 and 8): rings of 32-byte entries the
  * hv allocates for one side (the owner, which consumes) and the other side
  * fills with H_SEND_SUB_CRQ (one entry by value) or H_SEND_SUB_CRQ_INDIRECT
  * (up to max_ind_descs entries read through the DMA window). Ownership of a

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Received-packet delivery for one poll, in the three shapes of seed 003:
+ * Received-packet delivery for one poll, in the three shapes of the
+ * dpaa2-eth rx list thread (docs/SEEDS.md):
  * list batching for everything (Linux's netif_receive_skb_list), GRO with
  * each result passed up at once (napi_gro_receive before v5.4), or GRO whose
  * output is batched (gro_normal_list, commit 323ebb61e32b). A batch is passed

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * GRO flow table, after Linux's dev_gro_receive (refs/netdev.md section 3):
+ * GRO flow table, after Linux's dev_gro_receive (docs/MECHANISMS.md section 3):
  * 8 buckets chosen by the low bits of the flow hash, at most 8 held packets
  * per bucket, the oldest completed when a bucket is full. This file finds the
  * L3 header and the held packet of the same flow; the per-protocol rules live

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * GRO rules for TCP over IPv4 and IPv6, after Linux's inet_gro_receive,
- * ipv6_gro_receive and tcp_gro_receive (refs/netdev.md section 3). gro.c owns
+ * ipv6_gro_receive and tcp_gro_receive (docs/MECHANISMS.md section 3). gro.c owns
  * the flow table; this file reads the headers, decides whether a segment may
  * be appended to a held one, and turns a finished aggregate into a
  * superpacket that vnic_gso_segment() would cut back into the same segments.
@@ -136,9 +136,9 @@ static void tcp_complete(struct vnic_pkt *pkt, uint16_t l3_off, uint16_t l4_off,
 			 uint16_t gso_type, uint16_t l3_proto)
 {
 	uint8_t *th = pkt->data + l4_off;
-	uint16_t seed = (uint16_t)~vnic_csum_fold(pseudo);
+	uint16_t check = (uint16_t)~vnic_csum_fold(pseudo);
 
-	memcpy(th + TCP_CSUM_OFF, &seed, sizeof(seed));
+	memcpy(th + TCP_CSUM_OFF, &check, sizeof(check));
 	pkt->gso_type = gso_type | ((th[13] & VNIC_TCP_CWR) ? VNIC_GSO_TCP_ECN : 0);
 	pkt->ip_summed = VNIC_CSUM_PARTIAL;
 	pkt->csum_start = l4_off;

@@ -317,7 +317,7 @@ void vnic_gso_seg_csum(const struct vnic_gso_ctx *c, uint32_t i)
 	uint16_t check;
 
 	if (c->flags & VNIC_GSO_F_CSUM_PARTIAL) {
-		/* Leave the device (or vnic_csum_help) the pseudo-header seed. */
+		/* Leave the device (or vnic_csum_help) the pseudo-header sum. */
 		check = (uint16_t)~vnic_csum_fold(pseudo);
 		seg->ip_summed = VNIC_CSUM_PARTIAL;
 		seg->csum_start = (uint16_t)c->l4_off;

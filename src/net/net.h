@@ -343,7 +343,7 @@ int vnic_csum_impl_select(const char *name);
 enum vnic_gso_flags {
 	VNIC_GSO_F_CSUM_COMPLETE = 0,	/* every segment gets its full L4 checksum */
 	VNIC_GSO_F_CSUM_PARTIAL = 1 << 0,/* leave each segment partial (pseudo-header
-					  * seed, csum_start/offset set) */
+					  * sum in the field, csum_start/offset set) */
 };
 
 /*
@@ -418,7 +418,7 @@ enum vnic_gro_result vnic_gro_receive(struct vnic_gro *gro, struct vnic_pkt *pkt
 /*
  * Completes every held packet, oldest first. A completed aggregate of N > 1
  * segments carries gso_type (TCPV4/TCPV6, +ECN if CWR), gso_size = MSS,
- * gso_segs = N, ip_summed PARTIAL with the pseudo-header seed in the TCP
+ * gso_segs = N, ip_summed PARTIAL with the pseudo-header sum in the TCP
  * checksum field, IPv4 total length and header checksum rewritten.
  * A single held packet is passed out unchanged.
  */

@@ -13,7 +13,7 @@
 #include "ctr_int.h"
 #include "net.h"
 
-/* Hot fields must stay in the first cache line (STYLE.md rule 10). */
+/* Hot fields must stay in the first cache line (CONTRIBUTING.md, "Code"). */
 static_assert(offsetof(struct vnic_pkt, head) + sizeof(uint8_t *) <= 64,
 	      "vnic_pkt hot fields exceed cache line 0");
 static_assert(offsetof(struct vnic_pkt, pool) == 64, "cold fields start on cache line 1");

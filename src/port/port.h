@@ -106,7 +106,7 @@ const struct vnic_cable_cfg *vnic_cable_config(const struct vnic_cable *c);
 
 /* ---------------------------------------------------------------------------
  * The vnet header (tap_vnet.c): what precedes every frame on a TAP opened
- * with IFF_VNET_HDR (refs/netdev.md section 5). Pure functions, no I/O.
+ * with IFF_VNET_HDR (docs/MECHANISMS.md section 5). Pure functions, no I/O.
  * ------------------------------------------------------------------------- */
 
 /*
@@ -185,7 +185,7 @@ enum vnic_tap_drop vnic_vnet_parse(const struct vnic_vnet_hdr *h, struct vnic_pk
  *   - GSO (a GRO aggregate): the GSO type, gso_size, hdr_len = the parsed
  *     header lengths, NEEDS_CSUM with the L4 checksum region. An aggregate
  *     that is not PARTIAL is made so: its L4 checksum field is overwritten
- *     with the pseudo-header seed (the kernel requires NEEDS_CSUM with GSO).
+ *     with the pseudo-header sum (the kernel requires NEEDS_CSUM with GSO).
  *   - PARTIAL: NEEDS_CSUM, csum_start/offset as they are.
  *   - UNNECESSARY: DATA_VALID.  NONE: no flag (the kernel verifies).
  * Returns 0, or -EINVAL for GSO metadata the header cannot carry (unknown
@@ -233,11 +233,11 @@ int vnic_vnet_build(struct vnic_pkt *pkt, struct vnic_vnet_hdr *h);
  * tx_wake callback of that tx queue; then the kept packets go first. The
  * kernel's tun does not stop its sender meanwhile: it drops at its ring
  * (txqueuelen frames, counted in the TAP interface's tx_dropped), as Linux
- * <= 6.18 does for a reader that stops (refs/baselines.md).
+ * <= 6.18 does for a reader that stops (docs/BENCHMARKS.md, "Reference figures").
  *
  * The vnet header is what lets the kernel skip segmentation: without it
  * (cfg.no_vnet_hdr) no TUNSETOFFLOAD is done and every frame crosses whole
- * and checksummed (refs/baselines.md: 1.6 against 7.8 Gbit/s). io_uring is
+ * and checksummed (docs/BENCHMARKS.md, "Reference figures": 1.6 against 7.8 Gbit/s). io_uring is
  * not used: with TSO about two frames come per burst, and the readv entry
  * path (do_readv, tun_chr_read_iter) was about 1% of the reader thread's
  * perf samples with iperf3 through two TAPs; io_uring would save that

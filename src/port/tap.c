@@ -3,7 +3,7 @@
  * The TAP port: setup, the tun ioctls, counters (contract in port.h; the
  * datapath is in tap_io.c, the vnet header in tap_vnet.c).
  *
- * ioctls used (refs/netdev.md section 5): TUNSETIFF with IFF_TAP | IFF_NO_PI
+ * ioctls used (docs/MECHANISMS.md section 5): TUNSETIFF with IFF_TAP | IFF_NO_PI
  * | IFF_VNET_HDR (| IFF_MULTI_QUEUE), IFF_TUN_EXCL on the first queue so an
  * existing interface is never taken over; TUNSETVNETHDRSZ 12;
  * TUNSETVNETLE on big-endian hosts (the header is little-endian then);

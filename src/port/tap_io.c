@@ -6,7 +6,7 @@
  * Per frame read: one readv (vnet header + frame straight into a pool
  * packet), the header check and conversion, one parse, one RSS hash, one
  * xmit. Per frame written: one writev and a free. No allocation or lock;
- * the syscall per frame is the floor of the TAP interface (refs/baselines.md:
+ * the syscall per frame is the floor of the TAP interface (docs/BENCHMARKS.md, "Reference figures":
  * batching reads until EAGAIN gained nothing measurable, with TSO about two
  * frames come per burst, so a burst is simply "until EAGAIN or batch").
  *

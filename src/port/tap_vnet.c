@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The vnet header of a TAP (struct virtio_net_hdr_v1, refs/netdev.md
+ * The vnet header of a TAP (struct virtio_net_hdr_v1, docs/MECHANISMS.md
  * section 5) to packet metadata and back. Pure functions: no I/O.
  *
  * Reading (kernel -> vnic): the kernel fills the header from the skb
@@ -225,7 +225,7 @@ static uint8_t gso_to_vnet(uint16_t gso)
 static int make_partial(struct vnic_pkt *pkt)
 {
 	uint32_t l3_off = pkt->l2_len, l4_off = l3_off + pkt->l3_len;
-	uint16_t coff = l4_csum_off(pkt), seed;
+	uint16_t coff = l4_csum_off(pkt), check;
 	const uint8_t *ip = pkt->data + l3_off;
 	vnic_wsum_t sum;
 
@@ -237,8 +237,8 @@ static int make_partial(struct vnic_pkt *pkt)
 		sum = vnic_csum_pseudo6(ip + 8, ip + 24, pkt->l4_proto, pkt->len - l4_off);
 	else
 		return -EINVAL;
-	seed = (uint16_t)~vnic_csum_fold(sum);
-	memcpy(pkt->data + l4_off + coff, &seed, sizeof(seed));
+	check = (uint16_t)~vnic_csum_fold(sum);
+	memcpy(pkt->data + l4_off + coff, &check, sizeof(check));
 	pkt->ip_summed = VNIC_CSUM_PARTIAL;
 	pkt->csum_start = (uint16_t)l4_off;
 	pkt->csum_offset = coff;

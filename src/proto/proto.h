@@ -3,7 +3,7 @@
  * src/proto: the driver/device contract. Headers only.
  *
  * A machine-readable datasheet of our protocol, which keeps the shape of PAPR
- * vNIC as Linux's ibmvnic uses it (refs/ibmvnic.md, cited below by section):
+ * vNIC as Linux's ibmvnic uses it (docs/PROTOCOL.md, cited below by section):
  * 16-byte CRQ messages for control, 32-byte sub-CRQ entries for the datapath,
  * a "valid" bit in byte 0 that passes ownership of a slot, and big-endian
  * multi-byte fields. Where we differ from the original (offsets that would
@@ -100,7 +100,7 @@ static inline void vnic_be64_put(struct vnic_be64 *p, uint64_t v)
 }
 
 /*
- * The rx-add length is 24 bits, big-endian, at @21..23 (section 2.6). ibmvnic
+ * The rx-add length is 24 bits, big-endian, at @21..23 (section 8.6). ibmvnic
  * shifts a 32-bit store by 8 on little-endian hosts; byte stores say the same
  * thing without depending on the neighbour byte (map_id @20).
  */
@@ -118,7 +118,7 @@ static inline void vnic_be24_put(struct vnic_be24 *p, uint32_t v)
 }
 
 /* ---------------------------------------------------------------------------
- * Limits (section 0: indirect batch; section 1: LTBs, queues; section 2.2: headers)
+ * Limits (section 5: indirect batch; section 7: LTBs, queues; section 8.2: headers)
  * ------------------------------------------------------------------------- */
 
 enum vnic_proto_limits {
@@ -134,14 +134,14 @@ enum vnic_proto_limits {
 
 	/*
 	 * Entries per H_SEND_SUB_CRQ_INDIRECT: POWER9 allows 128, POWER8 16
-	 * (section 0). The hv enforces its own limit in this range; 16 is the
+	 * (section 5). The hv enforces its own limit in this range; 16 is the
 	 * safe value a driver falls back to after a PARAMETER.
 	 */
 	VNIC_MAX_IND_DESCS = 128,
 	VNIC_SAFE_IND_DESCS = 16,
 
 	/*
-	 * Headers carried to the device (section 2.2): 24 bytes in the header
+	 * Headers carried to the device (section 8.2): 24 bytes in the header
 	 * descriptor, 29 in each extension. 8 extensions give 24 + 8 * 29 = 256
 	 * bytes, which is VNIC_MAX_HDRS of src/net: any header stack net parses
 	 * fits.
@@ -153,9 +153,9 @@ enum vnic_proto_limits {
 	/* tx descriptor + header descriptor + extensions: n_crq_elem of one packet */
 	VNIC_MAX_TX_ELEMS = 2 + VNIC_MAX_HDR_EXT_DESCS,
 
-	VNIC_TX_COMP_MAX = 5,		/* correlators per tx completion (section 2.4) */
+	VNIC_TX_COMP_MAX = 5,		/* correlators per tx completion (section 8.4) */
 
-	/* Long-term buffers (section 1): map id 0 is reserved, ids are 1..255. */
+	/* Long-term buffers (section 7): map id 0 is reserved, ids are 1..255. */
 	VNIC_MAX_MAP_ID = 255,
 	VNIC_ONE_LTB_SIZE = 8 << 20,	/* largest single REQUEST_MAP */
 	VNIC_TSO_BUFS = 64,		/* per tx queue */
@@ -166,7 +166,7 @@ enum vnic_proto_limits {
 
 /*
  * Correlator bit of buffers from a tx queue's TSO pool (IBMVNIC_TSO_POOL_MASK,
- * section 2.1). Outside the enum: it does not fit an int.
+ * section 8.1). Outside the enum: it does not fit an int.
  */
 #define VNIC_TX_CORR_TSO 0x80000000u
 
@@ -183,7 +183,7 @@ enum vnic_proto_limits {
  * Return codes
  * ------------------------------------------------------------------------- */
 
-/* hcalls (section 0): what vnic_hv_send_* return. */
+/* hcalls (section 5): what vnic_hv_send_* return. */
 enum vnic_hcall_rc {
 	VNIC_H_SUCCESS = 0,
 	VNIC_H_BUSY = 1,	/* ring full: retry later */
@@ -193,7 +193,7 @@ enum vnic_hcall_rc {
 };
 
 /*
- * CRQ response codes (section 1: byte 12 of every response). The tx and rx
+ * CRQ response codes (section 6: byte 12 of every response). The tx and rx
  * completion rc fields (BE16) carry the same codes.
  */
 enum vnic_rc {
@@ -211,7 +211,7 @@ enum vnic_rc {
 };
 
 /* ---------------------------------------------------------------------------
- * CRQ: 16-byte messages (section 1)
+ * CRQ: 16-byte messages (section 6)
  * ------------------------------------------------------------------------- */
 
 /* Byte 0: the message class; non-zero means valid, the consumer clears it. */
@@ -484,7 +484,7 @@ static_assert(offsetof(struct vnic_crq, init.type) == 1, "init type @1");
 static_assert(offsetof(struct vnic_crq, xport.reason) == 1, "transport reason @1");
 
 /* ---------------------------------------------------------------------------
- * Capabilities (section 1, init step 4): ids as ibmvnic where one exists
+ * Capabilities (section 7; bring-up step 4): ids as ibmvnic where one exists
  * ------------------------------------------------------------------------- */
 
 enum vnic_cap {
@@ -512,7 +512,7 @@ enum vnic_cap {
 };
 
 /*
- * TX_RX_DESC_REQ (section 2.3): the capability's number, a BE64 read as eight
+ * TX_RX_DESC_REQ (section 8.3): the capability's number, a BE64 read as eight
  * bytes in wire order. Byte 0 applies to plain packets, byte 2 to checksum
  * offload packets, byte 4 to LSO packets (which are also checksum offload).
  * ibmvnic's trace: 00 00 A0 00 A0 00 00 00 = headers with L3 for CSO and LSO.
@@ -542,7 +542,7 @@ static inline uint64_t vnic_desc_req_make(uint8_t plain, uint8_t csum, uint8_t l
 }
 
 /* ---------------------------------------------------------------------------
- * DMA buffers named by CRQ messages (section 1: LOGIN, IP offload)
+ * DMA buffers named by CRQ messages (section 6: LOGIN, IP offload)
  * ------------------------------------------------------------------------- */
 
 /*
@@ -632,7 +632,7 @@ struct vnic_ip_offload {
 	struct vnic_be16 min_large_tx_mss;	/* @36: smallest gso_size the backing accepts */
 	struct vnic_be16 max_large_tx_segs;
 	uint8_t ipv6_ext_hdr;			/* @40 */
-	uint8_t tcp_pseudosum_req;		/* device wants the pseudo-header sum pre-seeded */
+	uint8_t tcp_pseudosum_req;		/* device wants the pseudo-header sum filled in */
 	uint8_t reserved2[22];
 };
 
@@ -646,7 +646,7 @@ static_assert(offsetof(struct vnic_ip_offload, min_large_tx_mss) == 36, "min mss
 static_assert(offsetof(struct vnic_ip_offload, ipv6_ext_hdr) == 40, "ipv6_ext_hdr @40");
 
 /* ---------------------------------------------------------------------------
- * Sub-CRQ entries: 32 bytes (section 2)
+ * Sub-CRQ entries: 32 bytes (section 8)
  * ------------------------------------------------------------------------- */
 
 /* first @0 of every entry: set last by the producer, cleared by the consumer. */
@@ -661,7 +661,7 @@ enum vnic_subcrq_type {
 	VNIC_HDR_EXT_DESC = 0x12,
 };
 
-/* TX descriptor flags1 @4 (section 2.1). */
+/* TX descriptor flags1 @4 (section 8.1). */
 enum {
 	VNIC_TX_COMP_NEEDED = 0x80,	/* always set: every packet is completed */
 	VNIC_TX_CHKSUM_OFFLOAD = 0x40,
@@ -700,7 +700,7 @@ struct vnic_tx_desc {
 	struct vnic_be64 ioba;
 };
 
-/* Header descriptor flag @7: the requirement bit shifted left by one (section 2.2). */
+/* Header descriptor flag @7: the requirement bit shifted left by one (section 8.2). */
 enum {
 	VNIC_HDR_DESC_L2 = 0x80,
 	VNIC_HDR_DESC_L3 = 0x40,
@@ -728,7 +728,7 @@ struct vnic_hdr_ext_desc {
 };
 
 /*
- * TX completion, server -> client tx completion ring (section 2.4): up to 5
+ * TX completion, server -> client tx completion ring (section 8.4): up to 5
  * packets per entry. rcs[i] is an enum vnic_rc; non-zero means dropped.
  */
 struct vnic_tx_comp {
@@ -738,7 +738,7 @@ struct vnic_tx_comp {
 	struct vnic_be32 correlators[VNIC_TX_COMP_MAX];
 };
 
-/* RX completion flags @1 (section 2.5). */
+/* RX completion flags @1 (section 8.5). */
 enum {
 	VNIC_RXC_IP_CHKSUM_GOOD = 0x80,
 	VNIC_RXC_TCP_UDP_CHKSUM_GOOD = 0x40,	/* CHECKSUM_UNNECESSARY needs both */
@@ -763,7 +763,7 @@ struct vnic_rx_comp {
 };
 
 /*
- * RX buffer add, client -> server rx add ring (section 2.6): a len-byte
+ * RX buffer add, client -> server rx add ring (section 8.6): a len-byte
  * buffer at ioba inside long-term buffer map_id.
  */
 struct vnic_rx_add {

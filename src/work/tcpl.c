@@ -205,7 +205,7 @@ static void build_frame(struct tcpl_conn *c, struct vnic_pkt *pkt, uint64_t off,
 	uint32_t l3len = l3_hlen(h), l4_off = VNIC_ETH_HLEN + l3len;
 	uint8_t *p = pkt->data, *l3 = p + VNIC_ETH_HLEN, *th = p + l4_off;
 	uint16_t segs = segs_of(h, len);
-	vnic_wsum_t seed;
+	vnic_wsum_t pseudo;
 
 	memcpy(p, c->hdr, c->hdr_len);
 	vnic_work_pattern_fill(p + c->hdr_len, len, c->seed, off);
@@ -213,12 +213,12 @@ static void build_frame(struct tcpl_conn *c, struct vnic_pkt *pkt, uint64_t off,
 
 	if (h->ipv6) {
 		put16(l3 + 4, (uint16_t)(TCPL_TCP_HLEN + len));
-		seed = vnic_csum_pseudo6(l3 + 8, l3 + 24, VNIC_IPPROTO_TCP, TCPL_TCP_HLEN + len);
+		pseudo = vnic_csum_pseudo6(l3 + 8, l3 + 24, VNIC_IPPROTO_TCP, TCPL_TCP_HLEN + len);
 	} else {
 		put16(l3 + 2, (uint16_t)(l3len + TCPL_TCP_HLEN + len));
 		put16(l3 + 4, c->ip_id);
 		vnic_csum_ip4_set(l3, l3len);
-		seed = vnic_csum_pseudo4(l3 + 12, l3 + 16, VNIC_IPPROTO_TCP, TCPL_TCP_HLEN + len);
+		pseudo = vnic_csum_pseudo4(l3 + 12, l3 + 16, VNIC_IPPROTO_TCP, TCPL_TCP_HLEN + len);
 	}
 	/* A superpacket's segments take consecutive IDs (the GSO contract). */
 	c->ip_id = (uint16_t)(c->ip_id + segs);
@@ -235,7 +235,7 @@ static void build_frame(struct tcpl_conn *c, struct vnic_pkt *pkt, uint64_t off,
 	pkt->hash = c->hash;
 	pkt->priv = c->idx << TCPL_COOKIE_LEN_BITS | pkt->len;
 	if (h->csum_offload) {
-		uint16_t check = (uint16_t)~vnic_csum_fold(seed);
+		uint16_t check = (uint16_t)~vnic_csum_fold(pseudo);
 
 		/* The field holds the pseudo-header sum; the NIC adds the rest. */
 		memcpy(th + 16, &check, 2);
@@ -243,7 +243,7 @@ static void build_frame(struct tcpl_conn *c, struct vnic_pkt *pkt, uint64_t off,
 		pkt->csum_start = (uint16_t)l4_off;
 		pkt->csum_offset = 16;
 	} else {
-		uint16_t check = vnic_csum_fold(vnic_csum_partial(th, TCPL_TCP_HLEN + len, seed));
+		uint16_t check = vnic_csum_fold(vnic_csum_partial(th, TCPL_TCP_HLEN + len, pseudo));
 
 		memcpy(th + 16, &check, 2);
 		pkt->ip_summed = VNIC_CSUM_NONE;

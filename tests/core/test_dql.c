@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * DQL against the algorithm of refs/netdev.md section 1.
+ * DQL against the algorithm of docs/MECHANISMS.md section 1.
  *
  * Two kinds of check. Small scripted tables whose expected limits are worked
  * out by hand in the comments, each run at several counter bases so that the
@@ -219,7 +219,7 @@ static void test_init_and_reset(void **state)
 }
 
 /* ---------------------------------------------------------------------------
- * Reference model: the text of refs/netdev.md section 1, with counters that
+ * Reference model: the text of docs/MECHANISMS.md section 1, with counters that
  * never wrap, max(0, x) spelled out, and no attempt at speed.
  * ------------------------------------------------------------------------- */
 
@@ -353,8 +353,8 @@ static uint32_t simulate(const struct workload *w, bool per_entry, uint32_t base
 }
 
 /*
- * refs/netdev.md, "Why completion must be reported once per completion
- * round": with one call per entry each call's count is one packet, so the
+ * docs/MECHANISMS.md section 1, "Why once per completion round": with
+ * one call per entry each call's count is one packet, so the
  * slack (limit - 2 * count) looks huge and the hold windows cut the limit
  * down, below what the device drains per interval. The device then runs
  * dry in some intervals. Reported once per round, the limit settles where

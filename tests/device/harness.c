@@ -328,7 +328,7 @@ uint8_t h_login(struct h_env *e, uint32_t len)
 	rc = h_cmd(e, &m, NULL);
 	if (rc != VNIC_RC_SUCCESS)
 		return rc;
-	/* what a careful driver checks (PROTOCOL.md step 7) */
+	/* what a careful driver checks (docs/PROTOCOL.md section 2, step 7) */
 	rlen = get32(r + offsetof(struct vnic_login_rsp_buf, len));
 	ntx = get32(r + offsetof(struct vnic_login_rsp_buf, num_txsubm_subcrqs));
 	nrx = get32(r + offsetof(struct vnic_login_rsp_buf, num_rxadd_subcrqs));

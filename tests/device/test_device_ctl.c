@@ -52,7 +52,7 @@ static void test_bringup_happy_path(void **state)
 		{VNIC_CAP_MIN_MTU, 68 + 14},
 		{VNIC_CAP_MAX_MTU, 1500 + 14},
 		{VNIC_CAP_REQ_MTU, 1500 + 14},
-		/* cautious: the bytes of the seeds' trace, 00 00 A0 00 A0 00 00 00 */
+		/* cautious: the bytes of a real server's trace, 00 00 A0 00 A0 00 00 00 */
 		{VNIC_CAP_TX_RX_DESC_REQ, 0x0000A000A0000000ull},
 		{VNIC_CAP_MAX_IND_DESCS, VNIC_MAX_IND_DESCS},
 		{VNIC_CAP_RX_BUF_SIZE, 1536},

@@ -748,7 +748,7 @@ static void test_missing_hdrs_counted(void **state)
 {
 	struct h_env *e = *state;
 
-	/* the seeds' unsafe variant works here, but it shows */
+	/* the unsafe variant (ibmvnic e633e32b60's "before") works here, but it shows */
 	cso_direct(e, 1, VNIC_RC_SUCCESS, true);
 	cso_direct(e, 2, VNIC_RC_SUCCESS, true);
 	assert_int_equal(h_ctr(e, "tx0_csum_missing_hdrs"), 2);

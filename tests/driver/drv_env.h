@@ -111,7 +111,7 @@ struct vnic_pkt *env_frame(struct env *e, const struct vnic_pktgen_flow *f, uint
 			   uint32_t payload);
 /*
  * The same frame with its L4 checksum left to the NIC (ip_summed PARTIAL,
- * field seeded with the pseudo-header sum), and in ref the bytes it must
+ * field holding the pseudo-header sum), and in ref the bytes it must
  * arrive as.
  */
 struct vnic_pkt *env_frame_partial(struct env *e, const struct vnic_pktgen_flow *f, uint32_t off,

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * `vnic experiment NAME --short`: every experiment runs into a folder of its
- * own under a temporary directory, and its CSV shows the direction the
- * upstream patch (docs/SEEDS.md) argues for wherever a
- * counter decides it rather than the clock: direct sends only with
- * tx-submit=auto, fewer replenish calls per poll with low, header
- * descriptors in both hdr-build modes, software checksums only with
- * sw-direct, no GRO merge with list, tx_done at xmit only with orphan, one
- * DQL completion per round with per-round. Rates are never asserted.
+ * own under a temporary directory, and its CSV shows the direction its
+ * netdev thread argues for (docs/SEEDS.md) wherever a counter decides it
+ * rather than the clock: direct sends only with tx-submit=auto, fewer
+ * replenish calls per poll with low, header descriptors in both hdr-build
+ * modes, software checksums only with sw-direct, no GRO merge with list,
+ * tx_done at xmit only with orphan, one DQL completion per round with
+ * per-round. Rates are never asserted.
  */
 #include <dirent.h>
 #include <errno.h>

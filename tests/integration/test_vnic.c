@@ -232,7 +232,7 @@ static void test_tx_csum_modes(void **state)
 	for (size_t i = 0; i < 3; i++) {
 		struct run *x = run_new(VNIC_WL_RR);
 
-		/* The seeds' worst case: near-MTU messages, TSO off, cautious device. */
+		/* ibmvnic e633e32b60's worst case: near-MTU messages, TSO off, cautious device. */
 		x->o.rr.sessions = 1;
 		x->o.rr.req_size = x->o.rr.resp_size = 1400;
 		x->o.topo.drv.tx_csum = modes[i];

@@ -212,7 +212,7 @@ static void test_partial_offloaded_or_summed(void **state)
 	assert_int_equal(p->ip_summed, VNIC_CSUM_NONE);
 	/*
 	 * skb_checksum_help semantics: the sum of the region as it was (the
-	 * field's old bytes are the seed) stored at the field.
+	 * field's old bytes are the initial sum) stored at the field.
 	 */
 	{
 		uint16_t stored, want = vnic_csum(orig, sizeof(orig));
@@ -383,7 +383,7 @@ static void test_build_complete_aggregate(void **state)
 	assert_int_equal(p->ip_summed, VNIC_CSUM_PARTIAL);
 	assert_int_equal(le16toh(h.csum_start), 34);
 	assert_int_equal(le16toh(h.csum_offset), 16);
-	/* the seed is right: finishing the sum gives a valid checksum again */
+	/* the pseudo-header sum is right: finishing the sum gives a valid checksum again */
 	assert_false(l4_ok(p));
 	assert_int_equal(vnic_csum_help(p), 0);
 	assert_true(l4_ok(p));

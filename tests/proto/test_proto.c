@@ -2,8 +2,8 @@
 /*
  * The wire contract byte by byte: every message and entry type is encoded
  * through the structs and helpers and compared with golden bytes written out
- * by hand from the offsets documented in proto.h (refs/ibmvnic.md sections
- * 1-2), then decoded back from those bytes.
+ * by hand from the offsets documented in proto.h (docs/PROTOCOL.md sections
+ * 6-8), then decoded back from those bytes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,7 +118,7 @@ static void test_crq_version_exchange(void **state)
 static void test_crq_capability(void **state)
 {
 	struct vnic_crq m;
-	/* REQUEST_CAPABILITY(REQ_MTU = 1514): as in the ibmvnic trace of section 1 */
+	/* REQUEST_CAPABILITY(REQ_MTU = 1514), as in docs/PROTOCOL.md section 7 */
 	static const uint8_t req[16] = { 0x80, 0x03, 0x00, 0x15, 0, 0, 0, 0, 0, 0, 0x05, 0xEA };
 	/* the answer: PARTIALSUCCESS, granting 1500 */
 	static const uint8_t rsp[16] = { 0x80, 0x83, 0x00, 0x15, 0, 0, 0, 0,
@@ -272,7 +272,7 @@ static void test_crq_error_and_mac(void **state)
 static void test_rc_codes(void **state)
 {
 	(void)state;
-	/* section 1 and section 0: the numbers are part of the wire contract */
+	/* docs/PROTOCOL.md sections 5 and 6: the numbers are part of the wire contract */
 	assert_int_equal(VNIC_RC_SUCCESS, 0);
 	assert_int_equal(VNIC_RC_PARTIALSUCCESS, 1);
 	assert_int_equal(VNIC_RC_PARAMETER, 4);
@@ -417,7 +417,7 @@ static void test_hdr_descs(void **state)
 	memcpy(e.hdr.data, hdrs, VNIC_HDR_DESC_BYTES);
 	assert_memory_equal(e.raw, ((uint8_t[]){ 0x80, 0x11, 54, 14, 0x00, 20, 20, 0xE0 }), 8);
 	assert_memory_equal(e.raw + 8, hdrs, 24);
-	/* the flag is the requirement bits shifted left by one (section 2.2) */
+	/* the flag is the requirement bits shifted left by one (docs/PROTOCOL.md section 8.2) */
 	assert_int_equal(VNIC_HDR_DESC_L3, VNIC_DESC_REQ_L3 << 1);
 
 	memset(&e, 0, sizeof(e));

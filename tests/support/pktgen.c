@@ -254,7 +254,7 @@ int vnic_pktgen_build_gso(struct vnic_pkt *pkt, const struct vnic_pktgen_flow *f
 			  uint32_t payload_len, uint16_t gso_size)
 {
 	uint32_t l4_off, l4_total, segs;
-	uint16_t seed;
+	uint16_t check;
 	int err;
 
 	if (gso_size == 0)
@@ -265,8 +265,8 @@ int vnic_pktgen_build_gso(struct vnic_pkt *pkt, const struct vnic_pktgen_flow *f
 	l4_off = (uint32_t)pkt->l2_len + pkt->l3_len;
 	l4_total = pkt->len - l4_off;
 	/* What the device completes: the pseudo header, folded, not inverted. */
-	seed = (uint16_t)~vnic_csum_fold(pseudo_sum(f, l4_total));
-	memcpy(pkt->data + l4_off + csum_field_offset(f->l4_proto), &seed, sizeof(seed));
+	check = (uint16_t)~vnic_csum_fold(pseudo_sum(f, l4_total));
+	memcpy(pkt->data + l4_off + csum_field_offset(f->l4_proto), &check, sizeof(check));
 
 	pkt->ip_summed = VNIC_CSUM_PARTIAL;
 	pkt->csum_start = (uint16_t)l4_off;
