@@ -64,6 +64,15 @@ man_section()
 		sed -e 's/\\-/-/g' -e 's/\\%//g' -e 's/\\f[BIRP]//g' -e 's/\\(lq\|\\(rq//g'
 }
 
+# A top-level section of vnic(1) (.SH "TITLE") as plain text, like man_section.
+man_top_section()
+{
+	awk -v t="$1" '
+		/^\.S[SH] / { in_sec = $0 == ".SH \"" t "\"" || $0 == ".SH " t }
+		in_sec' "$man" |
+		sed -e 's/\\-/-/g' -e 's/\\%//g' -e 's/\\f[BIRP]//g' -e 's/\\(lq\|\\(rq//g'
+}
+
 check_options()
 {
 	local cmd opt text n
@@ -76,6 +85,11 @@ check_options()
 	done
 	for cmd in $(commands); do
 		text=$(man_section "$cmd")
+		# A command that takes the shared table says so, and the table's
+		# options are documented once, in VNIC OPTIONS.
+		if grep -q 'VNIC OPTIONS' <<<"$text"; then
+			text+=$'\n'$(man_top_section 'VNIC OPTIONS')
+		fi
 		if [[ -z $text ]]; then
 			fail "vnic.1 has no subsection '.SS \"vnic $cmd ...\"' for the command $cmd"
 			continue
@@ -97,7 +111,10 @@ check_options()
 			fail "vnic.1: ${opt#*:} missing from the ${opt%%:*} section"
 	done
 	# The parsing above must see a missing option: drop one and look.
-	text=$(man_section bench | grep -v -- '--tx-submit')
+	text=$(man_top_section 'VNIC OPTIONS')
+	grep -Eq -- '--tx-submit([^A-Za-z0-9-]|$)' <<<"$text" ||
+		fail "man_top_section: VNIC OPTIONS not found, or without --tx-submit"
+	text=$(man_top_section 'VNIC OPTIONS' | grep -v -- '--tx-submit')
 	grep -Eq -- '--tx-submit([^A-Za-z0-9-]|$)' <<<"$text" &&
 		fail "man_section: cannot tell a missing option from a present one"
 }
