@@ -145,11 +145,6 @@ struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end)
 	return end < 2 ? &c->end[end].wire : NULL;
 }
 
-const struct vnic_cable_cfg *vnic_cable_config(const struct vnic_cable *c)
-{
-	return &c->cfg;
-}
-
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st)
 {
 	const struct cable_dir *d;
