@@ -223,17 +223,17 @@ static long tx_flush(struct drv_txq *txq)
 
 	if (!txq->ind_n)
 		return VNIC_H_SUCCESS;
-	t0 = vnic_trace_begin(VNIC_TP_TX_FLUSH);
+	t0 = vnic_trace_begin(&vnic_drv_tp.tx_flush);
 	drv_dma_wmb();
 	VNIC_PROBE3(submit, txq->idx, 1, txq->ind_n);
-	t1 = vnic_trace_begin(VNIC_TP_SEND_INDIRECT);
+	t1 = vnic_trace_begin(&vnic_drv_tp.send_indirect);
 	rc = vnic_hv_send_subcrq_indirect(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle,
 					  txq->ind_ioba, txq->ind_n);
-	vnic_trace_end(VNIC_TP_SEND_INDIRECT, t1);
+	vnic_trace_end(&vnic_drv_tp.send_indirect, t1);
 	if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
 		flush_error(txq, rc);
 		vnic_drv_tx_unwind_batch(txq);
-		vnic_trace_end(VNIC_TP_TX_FLUSH, t0);
+		vnic_trace_end(&vnic_drv_tp.tx_flush, t0);
 		return rc;
 	}
 	vnic_ctr_inc(&txq->st.indirect_flushes);
@@ -242,7 +242,7 @@ static long tx_flush(struct drv_txq *txq)
 	vnic_ctr_set32(&txq->ind_n, 0);
 	txq->batch_pkts = 0;
 	txq->batch_bytes = 0;
-	vnic_trace_end(VNIC_TP_TX_FLUSH, t0);
+	vnic_trace_end(&vnic_drv_tp.tx_flush, t0);
 	return rc;
 }
 
@@ -253,9 +253,9 @@ static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e)
 
 	drv_dma_wmb();
 	VNIC_PROBE3(submit, txq->idx, 0, 1);
-	t0 = vnic_trace_begin(VNIC_TP_SEND_DIRECT);
+	t0 = vnic_trace_begin(&vnic_drv_tp.send_direct);
 	rc = vnic_hv_send_subcrq(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle, e);
-	vnic_trace_end(VNIC_TP_SEND_DIRECT, t0);
+	vnic_trace_end(&vnic_drv_tp.send_direct, t0);
 	return rc;
 }
 
@@ -495,10 +495,10 @@ static void lazy_timer_arm(struct drv_txq *txq)
 /* vnic_csum_help, traced here: src/net sits below the core's tracing. */
 static int csum_help(struct vnic_pkt *pkt)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_CSUM_HELP);
+	uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.csum_help);
 	int err = vnic_csum_help(pkt);
 
-	vnic_trace_end(VNIC_TP_CSUM_HELP, t0);
+	vnic_trace_end(&vnic_drv_tp.csum_help, t0);
 	return err;
 }
 
@@ -629,13 +629,13 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 		e = &txq->ind[txq->ind_n];
 	tx_desc_fill(&e[0], pool, idx, corr, len, nent, flags1, mss);
 	if (hp.ndesc) {
-		uint64_t t0 = vnic_trace_begin(VNIC_TP_HDR_BUILD);
+		uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.hdr_build);
 
 		if (drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
 			hdrs_copy(&e[1], pkt, &hp);
 		else
 			hdrs_direct(&e[1], pkt, &hp);
-		vnic_trace_end(VNIC_TP_HDR_BUILD, t0);
+		vnic_trace_end(&vnic_drv_tp.hdr_build, t0);
 		vnic_ctr_add(&txq->st.hdr_descs, hp.ndesc);
 	}
 	if (!direct && e == local)
@@ -693,12 +693,12 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 
 static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bool more)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_XMIT);
+	uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.xmit);
 	int rc;
 
 	VNIC_PROBE3(xmit, q, pkt->len, more);
 	rc = xmit(nd, q, pkt, more);
-	vnic_trace_end(VNIC_TP_XMIT, t0);
+	vnic_trace_end(&vnic_drv_tp.xmit, t0);
 	return rc;
 }
 
@@ -725,7 +725,7 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 
 	if (vnic_unlikely(!txq->slots))
 		return 0;
-	t0 = vnic_trace_begin(VNIC_TP_TX_COMPLETE);
+	t0 = vnic_trace_begin(&vnic_drv_tp.tx_complete);
 	/* peek's acquire is the dma_rmb: the entry's body is read after its valid bit. */
 	while ((e = vnic_subcrq_peek(txq->comp))) {
 		unsigned int n = e->tx_comp.num_comps, i;
@@ -768,7 +768,7 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 		VNIC_PROBE3(completion, txq->idx, pkts, bytes);
 	}
 	maybe_wake(txq);
-	vnic_trace_end(VNIC_TP_TX_COMPLETE, t0);
+	vnic_trace_end(&vnic_drv_tp.tx_complete, t0);
 	return pkts;
 }
 
