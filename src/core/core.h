@@ -596,16 +596,27 @@ struct vnic_wire {
  * Tracing (trace.c): hit count and inclusive time per datapath function, per
  * call path, and the USDT probes. docs/TRACING.md has the how-to.
  *
- * A trace point is a begin/end pair around a function body or a call:
- *	uint64_t t0 = vnic_trace_begin(VNIC_TP_XMIT);
+ * Core provides the mechanism only: the layer that owns a function declares
+ * its trace point, an object of static storage (never on the stack), named
+ * as reports print it:
+ *	struct vnic_trace_point tp_xmit = VNIC_TRACE_POINT("xmit");
+ * and puts a begin/end pair around the function body or a call:
+ *	uint64_t t0 = vnic_trace_begin(&tp_xmit);
  *	...
- *	vnic_trace_end(VNIC_TP_XMIT, t0);
+ *	vnic_trace_end(&tp_xmit, t0);
  * Off (the default), begin is a relaxed load of one global flag and a branch
  * predicted not taken, and returns 0; end only tests t0, which is in a
  * register (a second never-taken branch, no memory access). Because end
  * goes by t0 and not by the flag, enabling or disabling between a begin
- * and its end is safe (the pair is recorded whole or not at all). begin(VNIC_TP_MAX) records nothing and returns 0:
- * a call site that traces only under some condition passes it otherwise.
+ * and its end is safe (the pair is recorded whole or not at all).
+ * begin(NULL) records nothing and returns 0: a call site that traces only
+ * under some condition passes it otherwise.
+ *
+ * The first begin of a point with tracing on gives the point one of
+ * VNIC_TRACE_SLOTS slots (under a mutex, once per point for the life of the
+ * process: a reset forgets the records, not the slots). A point that finds
+ * no slot left is not recorded (counted as lost). Reports and consumers go
+ * by name, so two points must not share one.
  *
  * On, each thread records into its own table: a single writer, no lock, no
  * atomic read-modify-write. A per-thread stack of the active points (at
@@ -620,37 +631,34 @@ struct vnic_wire {
 
 #include <stdio.h>
 
-enum vnic_trace_point {
-	VNIC_TP_XMIT,		/* driver: ndo_start_xmit */
-	VNIC_TP_TX_FLUSH,	/* driver: send the batched indirect array */
-	VNIC_TP_SEND_DIRECT,	/* driver: the send_subcrq hcall */
-	VNIC_TP_SEND_INDIRECT,	/* driver: the send_subcrq_indirect hcall (tx and rx adds) */
-	VNIC_TP_CSUM_HELP,	/* driver: software checksum of a PARTIAL packet */
-	VNIC_TP_HDR_BUILD,	/* driver: header descriptors */
-	VNIC_TP_TX_COMPLETE,	/* driver: tx completion (reclaim) round */
-	VNIC_TP_NAPI_POLL,	/* driver: rx NAPI poll */
-	VNIC_TP_REPLENISH,	/* driver: rx buffer replenish */
-	VNIC_TP_GRO_RECEIVE,	/* driver: a packet into GRO (rx-deliver gro, gro-list) */
-	VNIC_TP_DELIVER,	/* driver: a batch handed up to the host */
-	VNIC_TP_DEV_TX,		/* device: tx engine poll */
-	VNIC_TP_DEV_RX,		/* device: rx engine poll */
-	VNIC_TP_MAX,
+struct vnic_trace_point {
+	const char *name;	/* as reports print it: "xmit" */
+	/*
+	 * Core's: 0 until the point is first traced, then its slot + 1, or
+	 * VNIC_TRACE_NO_SLOT when none was left. Set under the registry's
+	 * mutex, read with atomics.
+	 */
+	uint8_t slot;
 };
+
+#define VNIC_TRACE_POINT(point_name) { .name = (point_name), .slot = 0 }
 
 enum {
 	VNIC_TRACE_DEPTH = 8,	/* deeper points are not recorded (counted as lost) */
 	VNIC_TRACE_PATHS = 128,	/* distinct call paths per thread, likewise */
+	VNIC_TRACE_SLOTS = 32,	/* distinct points per process, likewise */
+	VNIC_TRACE_NO_SLOT = 0xff,
 };
 
 /* The flag begin reads. Written only by vnic_trace_enable. */
 extern _Atomic bool vnic_trace_active;
 
 /* Out of line, tracing on: push tp on this thread's stack, return its start (never 0). */
-uint64_t vnic_trace_begin_slow(enum vnic_trace_point tp);
+uint64_t vnic_trace_begin_slow(struct vnic_trace_point *tp);
 /* Out of line: pop tp, add one hit and the time since t0 to its path. */
-void vnic_trace_end_slow(enum vnic_trace_point tp, uint64_t t0);
+void vnic_trace_end_slow(const struct vnic_trace_point *tp, uint64_t t0);
 
-static inline uint64_t vnic_trace_begin(enum vnic_trace_point tp)
+static inline uint64_t vnic_trace_begin(struct vnic_trace_point *tp)
 {
 	if (vnic_unlikely(atomic_load_explicit(&vnic_trace_active, memory_order_relaxed)))
 		return vnic_trace_begin_slow(tp);
@@ -658,7 +666,7 @@ static inline uint64_t vnic_trace_begin(enum vnic_trace_point tp)
 }
 
 /* Any thread; t0 is what the matching begin on this thread returned. */
-static inline void vnic_trace_end(enum vnic_trace_point tp, uint64_t t0)
+static inline void vnic_trace_end(const struct vnic_trace_point *tp, uint64_t t0)
 {
 	if (vnic_unlikely(t0))
 		vnic_trace_end_slow(tp, t0);
@@ -676,17 +684,16 @@ void vnic_trace_enable(bool on);
  * skip it until then.
  */
 void vnic_trace_reset(void);
-/* "xmit", "tx_flush", ... ("unknown" out of range). */
-const char *vnic_trace_point_name(enum vnic_trace_point tp);
 
 /*
  * One call path: the point, the caller it was called from and the totals
  * over every thread. Rows come depth first (a caller before its callees,
- * siblings in enum order); paths without hits are left out.
+ * siblings in name order, so that the order does not depend on which
+ * thread traced first); paths without hits are left out.
  */
 struct vnic_trace_row {
-	enum vnic_trace_point point;
-	const char *name;	/* vnic_trace_point_name(point) */
+	const struct vnic_trace_point *point;
+	const char *name;	/* point->name */
 	const char *parent;	/* the caller's name; "" at the top */
 	int parent_row;		/* the caller's row; -1 at the top */
 	unsigned int depth;	/* 0 at the top */

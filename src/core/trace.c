@@ -3,23 +3,26 @@
  * Tracing: hit count and inclusive time per call path, per thread.
  *
  * Each thread that traces owns a struct trace_thread: a trie of the call
- * paths it has seen (node = path, child[point] = the path one call deeper)
- * and the stack of paths now active. Only that thread writes it, so the
+ * paths it has seen (node = path, child[slot] = the path one call deeper)
+ * and the stack of paths now active. A point's slot is its index in the
+ * process-wide table of points, given at its first traced begin. Only that thread writes it, so the
  * counters are plain loads and stores; they are relaxed atomics only so
  * that a report taken from another thread while traffic runs is race-free
  * (a snapshot, as with the counters). A new path is filled in before the
  * release store that links it to its parent, so a reader that follows the
  * link with acquire sees it whole.
  *
- * The registry (a list of the tables, under a mutex) is touched when a
- * thread first traces, when it exits (its totals are folded into the
- * "retired" trie, so a report after the cpu threads have stopped still has
- * them), and by reset and report: never per packet.
+ * The registry (a list of the tables and the table of points, under a
+ * mutex) is touched when a point or a thread first traces, when a thread
+ * exits (its totals are folded into the "retired" trie, so a report after
+ * the cpu threads have stopped still has them), and by reset and report:
+ * never per packet.
  *
  * Reset bumps a generation instead of writing into tables it does not own:
  * a table whose generation is old is skipped by reports and zeroed by its
  * owner at its next begin.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -35,15 +38,17 @@
 
 _Atomic bool vnic_trace_active;
 
-enum { ROOT = 0, NO_NODE = 0 };
+enum { ROOT = 0, NO_NODE = 0, NO_POINT = VNIC_TRACE_SLOTS };
+
+static_assert(VNIC_TRACE_SLOTS < VNIC_TRACE_NO_SLOT, "a slot + 1 fits below the no-slot mark");
 
 /* One call path. Node 0 of a trie is the root: no point, never a child. */
 struct tnode {
 	uint64_t hits; /* relaxed atomics: written by the owner only */
 	uint64_t ticks;
-	uint16_t child[VNIC_TP_MAX]; /* NO_NODE, or the callee's path; release/acquire */
+	uint16_t child[VNIC_TRACE_SLOTS]; /* NO_NODE, or the callee's path; release/acquire */
 	uint16_t parent;
-	uint8_t point; /* VNIC_TP_MAX at the root */
+	uint8_t point; /* the point's slot; NO_POINT at the root */
 	uint8_t depth; /* 1 for a top-level point */
 };
 
@@ -70,6 +75,9 @@ static struct {
 	pthread_key_t key;
 	bool key_ok;
 	struct trace_thread *threads;
+	/* slot -> point; an entry, once set, never changes */
+	const struct vnic_trace_point *points[VNIC_TRACE_SLOTS];
+	unsigned int npoints;
 	struct trie retired;
 	uint64_t retired_lost, retired_unmatched;
 	unsigned int retired_threads; /* exited threads folded into retired */
@@ -84,27 +92,6 @@ static struct {
 };
 
 static __thread struct trace_thread *self;
-
-static const char *const point_names[VNIC_TP_MAX] = {
-	[VNIC_TP_XMIT] = "xmit",
-	[VNIC_TP_TX_FLUSH] = "tx_flush",
-	[VNIC_TP_SEND_DIRECT] = "send_direct",
-	[VNIC_TP_SEND_INDIRECT] = "send_indirect",
-	[VNIC_TP_CSUM_HELP] = "csum_help",
-	[VNIC_TP_HDR_BUILD] = "hdr_build",
-	[VNIC_TP_TX_COMPLETE] = "tx_complete",
-	[VNIC_TP_NAPI_POLL] = "napi_poll",
-	[VNIC_TP_REPLENISH] = "replenish",
-	[VNIC_TP_GRO_RECEIVE] = "gro_receive",
-	[VNIC_TP_DELIVER] = "deliver",
-	[VNIC_TP_DEV_TX] = "dev_tx",
-	[VNIC_TP_DEV_RX] = "dev_rx",
-};
-
-const char *vnic_trace_point_name(enum vnic_trace_point tp)
-{
-	return (unsigned int)tp < VNIC_TP_MAX ? point_names[tp] : "unknown";
-}
 
 /* --- clock ------------------------------------------------------------------ */
 
@@ -221,7 +208,7 @@ static int trie_init(struct trie *t)
 	t->n = t->cap = 0;
 	if (trie_reserve(t, 64))
 		return -ENOMEM;
-	node_init(&t->nodes[ROOT], VNIC_TP_MAX, ROOT, 0);
+	node_init(&t->nodes[ROOT], NO_POINT, ROOT, 0);
 	t->n = 1;
 	return 0;
 }
@@ -241,7 +228,7 @@ static void trie_free(struct trie *t)
 static int trie_merge(struct trie *dst, unsigned int d, const struct tnode *src, unsigned int nsrc,
 		      unsigned int s)
 {
-	for (unsigned int tp = 0; tp < VNIC_TP_MAX; tp++) {
+	for (unsigned int tp = 0; tp < VNIC_TRACE_SLOTS; tp++) {
 		unsigned int sc = child_of(&src[s], tp), dc;
 
 		if (sc == NO_NODE || sc >= nsrc)
@@ -317,7 +304,7 @@ static struct trace_thread *thread_register(void)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	node_init(&t->nodes[ROOT], VNIC_TP_MAX, ROOT, 0);
+	node_init(&t->nodes[ROOT], NO_POINT, ROOT, 0);
 	t->nnodes = 1;
 	pthread_mutex_lock(&reg.lock);
 	t->gen = atomic_load_explicit(&reg.gen, memory_order_relaxed);
@@ -344,16 +331,50 @@ static void thread_zero(struct trace_thread *t, uint32_t gen)
 	__atomic_store_n(&t->gen, gen, __ATOMIC_RELEASE);
 }
 
+/* --- points ------------------------------------------------------------------------ */
+
+/* Once per point: the next free slot, or VNIC_TRACE_NO_SLOT for good. */
+static unsigned int point_register(struct vnic_trace_point *tp)
+{
+	unsigned int slot;
+
+	pthread_mutex_lock(&reg.lock);
+	slot = tp->slot;
+	if (!slot) {
+		if (reg.npoints < VNIC_TRACE_SLOTS) {
+			reg.points[reg.npoints] = tp;
+			slot = ++reg.npoints;
+		} else {
+			slot = VNIC_TRACE_NO_SLOT;
+		}
+		/* release: a thread that sees the slot sees reg.points[] filled */
+		__atomic_store_n(&tp->slot, (uint8_t)slot, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&reg.lock);
+	return slot;
+}
+
+/* tp's slot, registering it on first use; NO_POINT if it has none. */
+static unsigned int point_slot(struct vnic_trace_point *tp)
+{
+	unsigned int slot = __atomic_load_n(&tp->slot, __ATOMIC_ACQUIRE);
+
+	if (vnic_unlikely(!slot))
+		slot = point_register(tp);
+	return slot == VNIC_TRACE_NO_SLOT ? NO_POINT : slot - 1;
+}
+
 /* --- the slow paths --------------------------------------------------------------- */
 
-uint64_t vnic_trace_begin_slow(enum vnic_trace_point tp)
+uint64_t vnic_trace_begin_slow(struct vnic_trace_point *tp)
 {
 	struct trace_thread *t = self;
+	unsigned int slot;
 	uint32_t gen;
 	uint16_t cur, idx;
 	uint64_t now;
 
-	if (vnic_unlikely((unsigned int)tp >= VNIC_TP_MAX))
+	if (vnic_unlikely(!tp))
 		return 0;
 	if (vnic_unlikely(!t)) {
 		t = thread_register();
@@ -363,21 +384,22 @@ uint64_t vnic_trace_begin_slow(enum vnic_trace_point tp)
 	gen = atomic_load_explicit(&reg.gen, memory_order_relaxed);
 	if (vnic_unlikely(t->gen != gen))
 		thread_zero(t, gen);
-	if (vnic_unlikely(t->depth >= VNIC_TRACE_DEPTH)) {
+	slot = point_slot(tp);
+	if (vnic_unlikely(t->depth >= VNIC_TRACE_DEPTH || slot == NO_POINT)) {
 		st(&t->lost, t->lost + 1);
 		return 0;
 	}
 	cur = t->depth ? t->stack[t->depth - 1] : ROOT;
-	idx = t->nodes[cur].child[tp];
+	idx = t->nodes[cur].child[slot];
 	if (vnic_unlikely(idx == NO_NODE)) {
 		if (t->nnodes >= VNIC_TRACE_PATHS) {
 			st(&t->lost, t->lost + 1);
 			return 0;
 		}
 		idx = t->nnodes;
-		node_init(&t->nodes[idx], tp, cur, (uint8_t)(t->depth + 1));
+		node_init(&t->nodes[idx], slot, cur, (uint8_t)(t->depth + 1));
 		__atomic_store_n(&t->nnodes, (uint16_t)(idx + 1), __ATOMIC_RELEASE);
-		__atomic_store_n(&t->nodes[cur].child[tp], idx, __ATOMIC_RELEASE);
+		__atomic_store_n(&t->nodes[cur].child[slot], idx, __ATOMIC_RELEASE);
 	}
 	t->stack[t->depth++] = idx;
 	/* Last, so the bookkeeping above is not counted in this point's time. */
@@ -385,21 +407,25 @@ uint64_t vnic_trace_begin_slow(enum vnic_trace_point tp)
 	return now ? now : 1;
 }
 
-void vnic_trace_end_slow(enum vnic_trace_point tp, uint64_t t0)
+void vnic_trace_end_slow(const struct vnic_trace_point *tp, uint64_t t0)
 {
 	uint64_t now = ticks();
 	struct trace_thread *t = self;
+	unsigned int slot;
 	struct tnode *n;
 	uint32_t d;
 
 	if (vnic_unlikely(!t))
 		return;
+	/* A point never begun here has no slot, or one no frame holds: unmatched. */
+	slot = tp ? __atomic_load_n(&tp->slot, __ATOMIC_RELAXED) : 0;
+	slot = slot && slot != VNIC_TRACE_NO_SLOT ? slot - 1 : NO_POINT;
 	/*
 	 * The innermost frame of tp. Anything above it lost its end (a caller
 	 * bug): drop those frames so one slip does not skew every later path.
 	 */
 	for (d = t->depth; d > 0; d--)
-		if (t->nodes[t->stack[d - 1]].point == (unsigned int)tp)
+		if (t->nodes[t->stack[d - 1]].point == slot)
 			break;
 	if (vnic_unlikely(d == 0)) {
 		st(&t->unmatched, t->unmatched + 1);
@@ -440,6 +466,7 @@ void vnic_trace_reset(void)
 
 struct snapshot {
 	struct trie trie;
+	const struct vnic_trace_point *points[VNIC_TRACE_SLOTS]; /* slot -> point */
 	uint64_t *sub_hits; /* hits in each node's subtree, itself included */
 	unsigned int threads;
 	uint64_t lost, unmatched;
@@ -451,7 +478,7 @@ static uint64_t subtree_hits(struct snapshot *s, unsigned int i)
 {
 	uint64_t h = s->trie.nodes[i].hits;
 
-	for (unsigned int tp = 0; tp < VNIC_TP_MAX; tp++)
+	for (unsigned int tp = 0; tp < VNIC_TRACE_SLOTS; tp++)
 		if (s->trie.nodes[i].child[tp] != NO_NODE)
 			h += subtree_hits(s, s->trie.nodes[i].child[tp]);
 	s->sub_hits[i] = h;
@@ -483,6 +510,7 @@ static int snapshot_take(struct snapshot *s)
 	s->threads += reg.retired_threads;
 	s->ns_per_tick = reg.ns_per_tick;
 	s->tsc = reg.tsc;
+	memcpy(s->points, reg.points, sizeof(s->points));
 	pthread_mutex_unlock(&reg.lock);
 	if (!err) {
 		s->sub_hits = calloc(s->trie.n, sizeof(*s->sub_hits));
@@ -508,21 +536,43 @@ static uint64_t node_ns(const struct snapshot *s, const struct tnode *n)
 	return (uint64_t)((double)n->ticks * s->ns_per_tick + 0.5);
 }
 
-/* Depth-first, callees in enum order; visit(i, parent_row) returns the row it made. */
+static const char *node_name(const struct snapshot *s, const struct tnode *n)
+{
+	if (n->point >= VNIC_TRACE_SLOTS || !s->points[n->point])
+		return "unknown";
+	return s->points[n->point]->name;
+}
+
+/*
+ * Depth-first, callees in name order (slots are handed out in whatever
+ * order threads first trace: not an order to show); visit(i, parent_row)
+ * gets the row it makes.
+ */
 static void walk(const struct snapshot *s, unsigned int i, int parent_row, unsigned int *row,
 		 void (*visit)(const struct snapshot *s, unsigned int i, int parent_row,
 			       unsigned int row, void *ctx),
 		 void *ctx)
 {
-	for (unsigned int tp = 0; tp < VNIC_TP_MAX; tp++) {
-		unsigned int c = s->trie.nodes[i].child[tp];
-		unsigned int me;
+	unsigned int kids[VNIC_TRACE_SLOTS], n = 0;
+
+	for (unsigned int tp = 0; tp < VNIC_TRACE_SLOTS; tp++) {
+		unsigned int c = s->trie.nodes[i].child[tp], k;
+		const char *name;
 
 		if (c == NO_NODE || !s->sub_hits[c])
 			continue;
-		me = (*row)++;
-		visit(s, c, parent_row, me, ctx);
-		walk(s, c, (int)me, row, visit, ctx);
+		name = node_name(s, &s->trie.nodes[c]);
+		for (k = n; k > 0 && strcmp(node_name(s, &s->trie.nodes[kids[k - 1]]), name) > 0;
+		     k--)
+			kids[k] = kids[k - 1];
+		kids[k] = c;
+		n++;
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		unsigned int me = (*row)++;
+
+		visit(s, kids[k], parent_row, me, ctx);
+		walk(s, kids[k], (int)me, row, visit, ctx);
 	}
 }
 
@@ -541,9 +591,9 @@ static void row_visit(const struct snapshot *s, unsigned int i, int parent_row, 
 	if (row >= rc->max)
 		return;
 	r = &rc->out[row];
-	r->point = (enum vnic_trace_point)n->point;
-	r->name = vnic_trace_point_name(r->point);
-	r->parent = n->parent == ROOT ? "" : vnic_trace_point_name(s->trie.nodes[n->parent].point);
+	r->point = s->points[n->point];
+	r->name = node_name(s, n);
+	r->parent = n->parent == ROOT ? "" : node_name(s, &s->trie.nodes[n->parent]);
 	r->parent_row = parent_row;
 	r->depth = n->depth - 1u;
 	r->hits = n->hits;
@@ -577,15 +627,14 @@ static void report_visit(const struct snapshot *s, unsigned int i, int parent_ro
 	(void)parent_row;
 	(void)row;
 	fprintf(f, "  %*s%-*s = %14.2f us / %10" PRIu64 " hits = avg %9.3f us", (int)indent, "",
-		(int)(NAME_COL - indent), vnic_trace_point_name((enum vnic_trace_point)n->point),
-		(double)ns / 1e3, n->hits, n->hits ? (double)ns / 1e3 / (double)n->hits : 0.0);
+		(int)(NAME_COL - indent), node_name(s, n), (double)ns / 1e3, n->hits,
+		n->hits ? (double)ns / 1e3 / (double)n->hits : 0.0);
 	if (n->parent != ROOT) {
 		uint64_t pns = node_ns(s, &s->trie.nodes[n->parent]);
 
 		if (pns)
 			fprintf(f, "  (%5.1f%% of %s)", 100.0 * (double)ns / (double)pns,
-				vnic_trace_point_name(
-					(enum vnic_trace_point)s->trie.nodes[n->parent].point));
+				node_name(s, &s->trie.nodes[n->parent]));
 	}
 	fputc('\n', f);
 }

@@ -11,6 +11,11 @@
 
 #include "device/dev_int.h"
 
+struct dev_trace_points vnic_dev_tp = {
+	.tx = VNIC_TRACE_POINT("dev_tx"),
+	.rx = VNIC_TRACE_POINT("dev_rx"),
+};
+
 void vnic_dev_config_default(struct vnic_dev_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));

@@ -199,6 +199,15 @@ struct vnic_dev {
 	struct dev_ctl_stats ctl_st;
 };
 
+/* --- trace points (dev.c) ------------------------------------------------ */
+/* The device's functions core's tracing times; the names are what reports print. */
+struct dev_trace_points {
+	struct vnic_trace_point tx; /* "dev_tx": tx engine poll */
+	struct vnic_trace_point rx; /* "dev_rx": rx engine poll */
+};
+
+extern struct dev_trace_points vnic_dev_tp;
+
 /* --- ctl.c --------------------------------------------------------------- */
 int vnic_dev_ctl_poll(struct vnic_napi *napi, int budget);
 extern const struct vnic_irq_ops vnic_dev_ctl_irq_ops;

@@ -309,9 +309,9 @@ blocked:
 
 int vnic_dev_rx_poll(struct vnic_napi *napi, int budget)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_DEV_RX);
+	uint64_t t0 = vnic_trace_begin(&vnic_dev_tp.rx);
 	int work = rx_poll(napi, budget);
 
-	vnic_trace_end(VNIC_TP_DEV_RX, t0);
+	vnic_trace_end(&vnic_dev_tp.rx, t0);
 	return work;
 }

@@ -697,10 +697,10 @@ blocked:
 
 int vnic_dev_tx_poll(struct vnic_napi *napi, int budget)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_DEV_TX);
+	uint64_t t0 = vnic_trace_begin(&vnic_dev_tp.tx);
 	int work = tx_poll(napi, budget);
 
-	vnic_trace_end(VNIC_TP_DEV_TX, t0);
+	vnic_trace_end(&vnic_dev_tp.tx, t0);
 	return work;
 }
 

@@ -13,6 +13,20 @@
 
 #include "driver/drv_int.h"
 
+struct drv_trace_points vnic_drv_tp = {
+	.xmit = VNIC_TRACE_POINT("xmit"),
+	.tx_flush = VNIC_TRACE_POINT("tx_flush"),
+	.send_direct = VNIC_TRACE_POINT("send_direct"),
+	.send_indirect = VNIC_TRACE_POINT("send_indirect"),
+	.csum_help = VNIC_TRACE_POINT("csum_help"),
+	.hdr_build = VNIC_TRACE_POINT("hdr_build"),
+	.tx_complete = VNIC_TRACE_POINT("tx_complete"),
+	.napi_poll = VNIC_TRACE_POINT("napi_poll"),
+	.replenish = VNIC_TRACE_POINT("replenish"),
+	.gro_receive = VNIC_TRACE_POINT("gro_receive"),
+	.deliver = VNIC_TRACE_POINT("deliver"),
+};
+
 /* --- policies ---------------------------------------------------------------- */
 
 #define NAMES_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -336,6 +336,24 @@ struct vnic_drv {
 	struct drv_stats st;
 };
 
+/* --- trace points (drv.c) ------------------------------------------------ */
+/* The driver's functions core's tracing times; the names are what reports print. */
+struct drv_trace_points {
+	struct vnic_trace_point xmit;	       /* ndo_start_xmit */
+	struct vnic_trace_point tx_flush;      /* send the batched indirect array */
+	struct vnic_trace_point send_direct;   /* the send_subcrq hcall */
+	struct vnic_trace_point send_indirect; /* send_subcrq_indirect (tx flushes, rx adds) */
+	struct vnic_trace_point csum_help;     /* software checksum of a PARTIAL packet */
+	struct vnic_trace_point hdr_build;     /* header descriptors */
+	struct vnic_trace_point tx_complete;   /* tx completion (reclaim) round */
+	struct vnic_trace_point napi_poll;     /* rx NAPI poll */
+	struct vnic_trace_point replenish;     /* rx buffer replenish */
+	struct vnic_trace_point gro_receive;   /* one packet into GRO (gro, gro-list) */
+	struct vnic_trace_point deliver;       /* a batch handed up to the host */
+};
+
+extern struct drv_trace_points vnic_drv_tp;
+
 /* --- ctl.c --------------------------------------------------------------- */
 int vnic_drv_ctl_poll(struct vnic_napi *napi, int budget);
 extern const struct vnic_irq_ops vnic_drv_ctl_irq_ops;

@@ -300,10 +300,10 @@ static void rx_deliver_cb(void *ctx, struct vnic_pkt **pkts, unsigned int n)
 	struct vnic_netdev *nd = &rxq->drv->netdev;
 
 	if (vnic_likely(nd->host && nd->host->rx)) {
-		uint64_t t0 = vnic_trace_begin(VNIC_TP_DELIVER);
+		uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.deliver);
 
 		nd->host->rx(nd->host_ctx, rxq->idx, pkts, n);
-		vnic_trace_end(VNIC_TP_DELIVER, t0);
+		vnic_trace_end(&vnic_drv_tp.deliver, t0);
 		return;
 	}
 	/* No host attached: the frames have nowhere to go. */

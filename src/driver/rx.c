@@ -113,10 +113,10 @@ static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
 	uint32_t i;
 
 	drv_dma_wmb();
-	t0 = vnic_trace_begin(VNIC_TP_SEND_INDIRECT);
+	t0 = vnic_trace_begin(&vnic_drv_tp.send_indirect);
 	rc = vnic_hv_send_subcrq_indirect(drv->hv, VNIC_HV_CLIENT, rxq->add_handle, rxq->ind_ioba,
 					  n);
-	vnic_trace_end(VNIC_TP_SEND_INDIRECT, t0);
+	vnic_trace_end(&vnic_drv_tp.send_indirect, t0);
 	if (vnic_likely(rc == VNIC_H_SUCCESS)) {
 		vnic_ctr_add32(&rxq->nposted, n);
 		vnic_ctr_add(&rxq->st.replenish_buffers, n);
@@ -171,10 +171,10 @@ static unsigned int replenish(struct drv_rxq *rxq)
 
 unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_REPLENISH);
+	uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.replenish);
 	unsigned int n = replenish(rxq);
 
-	vnic_trace_end(VNIC_TP_REPLENISH, t0);
+	vnic_trace_end(&vnic_drv_tp.replenish, t0);
 	VNIC_PROBE2(replenish, rxq->idx, n);
 	return n;
 }
@@ -233,10 +233,10 @@ static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, ui
 static void deliver_rx(struct drv_rxq *rxq, struct vnic_pkt *pkt)
 {
 	uint64_t t0 = vnic_trace_begin(
-		rxq->deliver.mode == VNIC_DELIVER_LIST ? VNIC_TP_MAX : VNIC_TP_GRO_RECEIVE);
+		rxq->deliver.mode == VNIC_DELIVER_LIST ? NULL : &vnic_drv_tp.gro_receive);
 
 	vnic_deliver_rx(&rxq->deliver, pkt);
-	vnic_trace_end(VNIC_TP_GRO_RECEIVE, t0);
+	vnic_trace_end(&vnic_drv_tp.gro_receive, t0);
 }
 
 static int rx_poll(struct vnic_napi *napi, int budget)
@@ -319,10 +319,10 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 
 int vnic_drv_rx_poll(struct vnic_napi *napi, int budget)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_NAPI_POLL);
+	uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.napi_poll);
 	int work = rx_poll(napi, budget);
 
-	vnic_trace_end(VNIC_TP_NAPI_POLL, t0);
+	vnic_trace_end(&vnic_drv_tp.napi_poll, t0);
 	VNIC_PROBE3(poll, vnic_container_of(napi, struct drv_rxq, napi)->idx, budget, work);
 	return work;
 }

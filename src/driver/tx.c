@@ -223,17 +223,17 @@ static long tx_flush(struct drv_txq *txq)
 
 	if (!txq->ind_n)
 		return VNIC_H_SUCCESS;
-	t0 = vnic_trace_begin(VNIC_TP_TX_FLUSH);
+	t0 = vnic_trace_begin(&vnic_drv_tp.tx_flush);
 	drv_dma_wmb();
 	VNIC_PROBE3(submit, txq->idx, 1, txq->ind_n);
-	t1 = vnic_trace_begin(VNIC_TP_SEND_INDIRECT);
+	t1 = vnic_trace_begin(&vnic_drv_tp.send_indirect);
 	rc = vnic_hv_send_subcrq_indirect(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle,
 					  txq->ind_ioba, txq->ind_n);
-	vnic_trace_end(VNIC_TP_SEND_INDIRECT, t1);
+	vnic_trace_end(&vnic_drv_tp.send_indirect, t1);
 	if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
 		flush_error(txq, rc);
 		vnic_drv_tx_unwind_batch(txq);
-		vnic_trace_end(VNIC_TP_TX_FLUSH, t0);
+		vnic_trace_end(&vnic_drv_tp.tx_flush, t0);
 		return rc;
 	}
 	vnic_ctr_inc(&txq->st.indirect_flushes);
@@ -242,7 +242,7 @@ static long tx_flush(struct drv_txq *txq)
 	vnic_ctr_set32(&txq->ind_n, 0);
 	txq->batch_pkts = 0;
 	txq->batch_bytes = 0;
-	vnic_trace_end(VNIC_TP_TX_FLUSH, t0);
+	vnic_trace_end(&vnic_drv_tp.tx_flush, t0);
 	return rc;
 }
 
@@ -253,9 +253,9 @@ static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e)
 
 	drv_dma_wmb();
 	VNIC_PROBE3(submit, txq->idx, 0, 1);
-	t0 = vnic_trace_begin(VNIC_TP_SEND_DIRECT);
+	t0 = vnic_trace_begin(&vnic_drv_tp.send_direct);
 	rc = vnic_hv_send_subcrq(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle, e);
-	vnic_trace_end(VNIC_TP_SEND_DIRECT, t0);
+	vnic_trace_end(&vnic_drv_tp.send_direct, t0);
 	return rc;
 }
 
@@ -495,26 +495,264 @@ static void lazy_timer_arm(struct drv_txq *txq)
 /* vnic_csum_help, traced here: src/net sits below the core's tracing. */
 static int csum_help(struct vnic_pkt *pkt)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_CSUM_HELP);
+	uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.csum_help);
 	int err = vnic_csum_help(pkt);
 
-	vnic_trace_end(VNIC_TP_CSUM_HELP, t0);
+	vnic_trace_end(&vnic_drv_tp.csum_help, t0);
 	return err;
 }
 
+/*
+ * What xmit learns and decides about one packet. Each step below fills in
+ * its part and reads what the steps before it wrote; once the steps are
+ * inlined it lives in registers and on xmit's stack, as the locals did.
+ */
+struct tx_plan {
+	struct hdr_plan hp;    /* the header descriptors the device asked for */
+	struct drv_pool *pool; /* the LTB the packet was copied into */
+	struct tx_slot *slot;
+	uint32_t idx, corr; /* its slot in pool, and the correlator naming it */
+	uint32_t len;
+	uint32_t cookie; /* pkt->priv, kept for the host after the packet is freed */
+	uint8_t nent;	 /* sub-CRQ entries: the tx descriptor and the header ones */
+	bool gso;	 /* sent as LSO (a one-segment GSO packet is not) */
+	bool partial;	 /* the device does the checksum */
+	bool direct;	 /* send_subcrq, not the indirect batch */
+};
+
+/* A step's verdict: go on, or the reason the packet is dropped. */
+#define TX_GO TXD_MAX
+
+/* Lengths, GSO state, and a checksum the device cannot do done here. */
+static enum tx_drop tx_classify(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt *pkt,
+				struct tx_plan *p)
+{
+	p->len = pkt->len;
+	p->gso = pkt->gso_type != VNIC_GSO_NONE;
+	p->partial = pkt->ip_summed == VNIC_CSUM_PARTIAL;
+	if (vnic_unlikely(p->len < VNIC_ETH_HLEN))
+		return TXD_BAD_HEADERS;
+	/* Headers are needed for the descriptor flags and any header descriptor. */
+	if (!(pkt->flags & VNIC_PKT_F_PARSED) && vnic_parse_pkt(pkt) != VNIC_PARSE_OK &&
+	    (p->gso || p->partial))
+		return TXD_BAD_HEADERS;
+
+	if (p->gso) {
+		int segs = vnic_gso_count(pkt);
+
+		if (vnic_unlikely(segs < 1 || !lso_ok(drv, pkt) || p->len > drv->gso_max ||
+				  p->len > txq->tso.buf_size || pkt->gso_size < drv->min_mss))
+			return TXD_BAD_GSO;
+		/* One segment: a plain checksum-offload packet (some backings refuse LSO of 1). */
+		if (segs == 1 && p->len <= max_frame(drv, pkt))
+			p->gso = false;
+	}
+	if (!p->gso && vnic_unlikely(p->len > max_frame(drv, pkt)))
+		return TXD_TOO_LONG;
+
+	/* A checksum the device was not asked to do is done here. */
+	if (p->partial && !p->gso && !csum_ok(drv, pkt)) {
+		if (csum_help(pkt))
+			return TXD_BAD_HEADERS;
+		vnic_ctr_inc(&txq->st.csum_sw);
+		p->partial = false;
+	}
+	return TX_GO;
+}
+
+/*
+ * Direct or batched (tx-submit, xmit_more), a software checksum instead of
+ * header descriptors (tx-csum), then the header descriptors the device asks
+ * for this packet's class, which take it off the direct path.
+ */
+static enum tx_drop tx_choose_path(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt *pkt,
+				   bool more, struct tx_plan *p)
+{
+	enum vnic_drv_tx_csum csum_policy = drv->cfg.tx_csum;
+	uint8_t req;
+
+	/* ibmvnic rr 5/7 (and the Oct 2024 fix): direct only if the device wants no headers. */
+	p->direct = drv->cfg.tx_submit == VNIC_DRV_SUBMIT_AUTO && !p->gso && !txq->ind_n && !more &&
+		    !(drv->req_plain & VNIC_DESC_REQ_HDRS);
+	if (p->direct && p->partial && (drv->req_csum & VNIC_DESC_REQ_HDRS)) {
+		if (csum_policy == VNIC_DRV_CSUM_SW_DIRECT) {
+			/* ibmvnic rr 7/7: summing a small packet beats an indirect hcall. */
+			if (csum_help(pkt) == 0) {
+				vnic_ctr_inc(&txq->st.csum_sw);
+				p->partial = false;
+			} else {
+				p->direct = false;
+			}
+		} else if (csum_policy == VNIC_DRV_CSUM_HW_HEADERS) {
+			p->direct = false;
+		}
+	}
+	req = p->gso ? drv->req_lso : p->partial ? drv->req_csum : drv->req_plain;
+	/* hw-noheaders: offload without the headers asked for (ibmvnic e633e32b60's "before"). */
+	if (p->partial && !p->gso && csum_policy == VNIC_DRV_CSUM_HW_NOHEADERS)
+		req = 0;
+	if (vnic_unlikely(hdr_plan(&p->hp, pkt, req)))
+		return TXD_BAD_HEADERS;
+	if (p->hp.ndesc)
+		p->direct = false;
+	p->nent = (uint8_t)(1 + p->hp.ndesc);
+	if (vnic_unlikely(p->nent > drv->cur_ind))
+		return TXD_BAD_HEADERS;
+	return TX_GO;
+}
+
+/*
+ * A slot of the LTB (the TSO pool's for LSO), with the packet copied in.
+ * False when the ring has no room: the queue is stopped, what is batched
+ * is sent, and the packet is still the caller's.
+ */
+static bool tx_reserve(struct vnic_drv *drv, struct drv_txq *txq, const struct vnic_pkt *pkt,
+		       struct tx_plan *p)
+{
+	struct drv_pool *pool;
+
+	/* bcmgenet orphan "before": completions are looked at only when the ring fills up. */
+	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY && txq->used >= txq->entries / 4 * 3) {
+		vnic_ctr_inc(&txq->st.xmit_reclaims);
+		vnic_drv_tx_reclaim(txq);
+	}
+	pool = p->gso ? &txq->tso : &txq->pool;
+	if (vnic_unlikely(txq->used + p->nent > txq->entries || !pool->nfree)) {
+		/* Cannot happen with the early stop; never strand a batch if it does. */
+		if (!vnic_txq_stopped(&txq->txq))
+			vnic_ctr_inc(&txq->st.stops);
+		vnic_txq_stop(&txq->txq);
+		tx_flush(txq);
+		vnic_ctr_inc(&txq->st.busy);
+		return false;
+	}
+
+	p->pool = pool;
+	p->idx = pool->free_map[pool->nfree - 1];
+	vnic_ctr_sub32(&pool->nfree, 1);
+	p->slot = p->gso ? &txq->tso_slots[p->idx] : &txq->slots[p->idx];
+	p->corr = p->idx | (p->gso ? VNIC_TX_CORR_TSO : 0);
+	memcpy(pool_addr(pool, p->idx), pkt->data, p->len);
+	return true;
+}
+
+/*
+ * The tx descriptor and the header descriptors (tx-hdr-build): written in
+ * place at the end of the indirect array, or in local (a direct send, or
+ * copy) and then copied there if batched. Returns where they are.
+ */
+static const union vnic_subcrq_entry *tx_build(struct vnic_drv *drv, struct drv_txq *txq,
+					       const struct vnic_pkt *pkt, const struct tx_plan *p,
+					       union vnic_subcrq_entry *local)
+{
+	uint8_t flags1 = VNIC_TX_COMP_NEEDED | prot_flags(pkt);
+	union vnic_subcrq_entry *e;
+	uint16_t mss = 0;
+
+	if (p->partial || p->gso) {
+		flags1 |= VNIC_TX_CHKSUM_OFFLOAD;
+		vnic_ctr_inc(&txq->st.csum_offload);
+	}
+	if (p->gso) {
+		flags1 |= VNIC_TX_LSO;
+		mss = pkt->gso_size;
+		vnic_ctr_inc(&txq->st.lso_packets);
+	}
+
+	if (!p->direct && txq->ind_n + p->nent > drv->cur_ind)
+		tx_flush(txq); /* a failure unwinds the earlier packets, not this one */
+	if (p->direct || drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
+		e = local;
+	else
+		e = &txq->ind[txq->ind_n];
+	tx_desc_fill(&e[0], p->pool, p->idx, p->corr, p->len, p->nent, flags1, mss);
+	if (p->hp.ndesc) {
+		uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.hdr_build);
+
+		if (drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
+			hdrs_copy(&e[1], pkt, &p->hp);
+		else
+			hdrs_direct(&e[1], pkt, &p->hp);
+		vnic_trace_end(&vnic_drv_tp.hdr_build, t0);
+		vnic_ctr_add(&txq->st.hdr_descs, p->hp.ndesc);
+	}
+	if (!p->direct && e == local)
+		memcpy(&txq->ind[txq->ind_n], local, p->nent * sizeof(*local));
+	return e;
+}
+
+/*
+ * The packet is in the LTB and described: free it, account the ring, stop
+ * the queue while the next packet might not fit (before BQL: see the top of
+ * this file), then send it direct or add it to the batch, which goes when
+ * BQL says ring the doorbell.
+ */
+static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt *pkt,
+		      struct tx_plan *p, const union vnic_subcrq_entry *e, bool more)
+{
+	struct tx_slot *slot = p->slot;
+
+	p->cookie = pkt->priv;
+	slot->cookie = p->cookie;
+	slot->bytes = p->len;
+	slot->nent = p->nent;
+	slot->in_use = true;
+	slot->orphaned = drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN;
+	/* The data is in the LTB: the packet goes back to the host's pool now. */
+	vnic_pkt_free(pkt);
+
+	vnic_ctr_add32(&txq->used, p->nent);
+	if (txq->used + VNIC_MAX_TX_ELEMS > txq->entries || !txq->tso.nfree) {
+		vnic_ctr_inc(&txq->st.stops);
+		vnic_txq_stop(&txq->txq);
+	}
+
+	if (p->direct) {
+		long rc;
+
+		vnic_txq_sent(&txq->txq, p->len, false);
+		rc = send_direct(txq, &e[0]);
+		if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
+			flush_error(txq, rc);
+			vnic_ctr_inc(&txq->st.drops[TXD_FLUSH]);
+			slot_release(txq, p->pool, slot, p->corr, VNIC_TX_DONE_DROPPED);
+			bql_completed(txq, 1, p->len);
+			maybe_wake(txq);
+		} else {
+			vnic_ctr_inc(&txq->st.direct_sends);
+			vnic_ctr_inc(&txq->st.direct_packets);
+			vnic_ctr_add(&txq->st.bytes, p->len);
+		}
+	} else {
+		vnic_ctr_add32(&txq->ind_n, p->nent);
+		txq->batch_pkts++;
+		txq->batch_bytes += p->len;
+		if (vnic_txq_sent(&txq->txq, p->len, more && txq->ind_n < drv->cur_ind))
+			tx_flush(txq);
+	}
+}
+
+/* tx-reclaim after a send: lazy arms its coarse timer, orphan tells the host now. */
+static void tx_reclaim_policy(struct vnic_drv *drv, struct drv_txq *txq, const struct tx_plan *p)
+{
+	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY)
+		lazy_timer_arm(txq);
+	else if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN) {
+		/* skb_orphan at xmit: the sender's bytes stop counting now (bcmgenet orphan). */
+		vnic_ctr_inc(&txq->st.orphaned);
+		host_tx_done(txq, p->cookie, p->len, VNIC_TX_DONE_OK);
+	}
+}
+
+/* The steps above in order; a drop or a full ring ends it early. */
 static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bool more)
 {
 	struct vnic_drv *drv = nd->priv;
-	union vnic_subcrq_entry local[VNIC_MAX_TX_ELEMS], *e;
-	enum vnic_drv_tx_csum csum_policy = drv->cfg.tx_csum;
-	struct hdr_plan hp;
+	union vnic_subcrq_entry local[VNIC_MAX_TX_ELEMS];
+	const union vnic_subcrq_entry *e;
 	struct drv_txq *txq;
-	struct drv_pool *pool;
-	struct tx_slot *slot;
-	uint32_t len, idx, corr, cookie;
-	uint8_t req, flags1, nent;
-	bool gso, partial, direct;
-	uint16_t mss = 0;
+	struct tx_plan p;
+	enum tx_drop why;
 
 	if (vnic_unlikely(q >= drv->qtx)) {
 		vnic_ctr_inc(&drv->st.drop_bad_queue);
@@ -529,176 +767,28 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 	if (vnic_unlikely(!txq->running))
 		return xmit_drop(txq, pkt, TXD_DOWN);
 
-	len = pkt->len;
-	gso = pkt->gso_type != VNIC_GSO_NONE;
-	partial = pkt->ip_summed == VNIC_CSUM_PARTIAL;
-	if (vnic_unlikely(len < VNIC_ETH_HLEN))
-		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
-	/* Headers are needed for the descriptor flags and any header descriptor. */
-	if (!(pkt->flags & VNIC_PKT_F_PARSED) && vnic_parse_pkt(pkt) != VNIC_PARSE_OK &&
-	    (gso || partial))
-		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
-
-	if (gso) {
-		int segs = vnic_gso_count(pkt);
-
-		if (vnic_unlikely(segs < 1 || !lso_ok(drv, pkt) || len > drv->gso_max ||
-				  len > txq->tso.buf_size || pkt->gso_size < drv->min_mss))
-			return xmit_drop(txq, pkt, TXD_BAD_GSO);
-		/* One segment: a plain checksum-offload packet (some backings refuse LSO of 1). */
-		if (segs == 1 && len <= max_frame(drv, pkt))
-			gso = false;
-	}
-	if (!gso && vnic_unlikely(len > max_frame(drv, pkt)))
-		return xmit_drop(txq, pkt, TXD_TOO_LONG);
-
-	/* A checksum the device was not asked to do is done here. */
-	if (partial && !gso && !csum_ok(drv, pkt)) {
-		if (csum_help(pkt))
-			return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
-		vnic_ctr_inc(&txq->st.csum_sw);
-		partial = false;
-	}
-
-	/* ibmvnic rr 5/7 (and the Oct 2024 fix): direct only if the device wants no headers. */
-	direct = drv->cfg.tx_submit == VNIC_DRV_SUBMIT_AUTO && !gso && !txq->ind_n && !more &&
-		 !(drv->req_plain & VNIC_DESC_REQ_HDRS);
-	if (direct && partial && (drv->req_csum & VNIC_DESC_REQ_HDRS)) {
-		if (csum_policy == VNIC_DRV_CSUM_SW_DIRECT) {
-			/* ibmvnic rr 7/7: summing a small packet beats an indirect hcall. */
-			if (csum_help(pkt) == 0) {
-				vnic_ctr_inc(&txq->st.csum_sw);
-				partial = false;
-			} else {
-				direct = false;
-			}
-		} else if (csum_policy == VNIC_DRV_CSUM_HW_HEADERS) {
-			direct = false;
-		}
-	}
-	req = gso ? drv->req_lso : partial ? drv->req_csum : drv->req_plain;
-	/* hw-noheaders: offload without the headers asked for (ibmvnic e633e32b60's "before"). */
-	if (partial && !gso && csum_policy == VNIC_DRV_CSUM_HW_NOHEADERS)
-		req = 0;
-	if (vnic_unlikely(hdr_plan(&hp, pkt, req)))
-		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
-	if (hp.ndesc)
-		direct = false;
-	nent = (uint8_t)(1 + hp.ndesc);
-	if (vnic_unlikely(nent > drv->cur_ind))
-		return xmit_drop(txq, pkt, TXD_BAD_HEADERS);
-
-	/* bcmgenet orphan "before": completions are looked at only when the ring fills up. */
-	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY && txq->used >= txq->entries / 4 * 3) {
-		vnic_ctr_inc(&txq->st.xmit_reclaims);
-		vnic_drv_tx_reclaim(txq);
-	}
-	pool = gso ? &txq->tso : &txq->pool;
-	if (vnic_unlikely(txq->used + nent > txq->entries || !pool->nfree)) {
-		/* Cannot happen with the early stop; never strand a batch if it does. */
-		if (!vnic_txq_stopped(&txq->txq))
-			vnic_ctr_inc(&txq->st.stops);
-		vnic_txq_stop(&txq->txq);
-		tx_flush(txq);
-		vnic_ctr_inc(&txq->st.busy);
+	why = tx_classify(drv, txq, pkt, &p);
+	if (vnic_unlikely(why != TX_GO))
+		return xmit_drop(txq, pkt, why);
+	why = tx_choose_path(drv, txq, pkt, more, &p);
+	if (vnic_unlikely(why != TX_GO))
+		return xmit_drop(txq, pkt, why);
+	if (!tx_reserve(drv, txq, pkt, &p))
 		return VNIC_TX_BUSY;
-	}
-
-	idx = pool->free_map[pool->nfree - 1];
-	vnic_ctr_sub32(&pool->nfree, 1);
-	slot = gso ? &txq->tso_slots[idx] : &txq->slots[idx];
-	corr = idx | (gso ? VNIC_TX_CORR_TSO : 0);
-	memcpy(pool_addr(pool, idx), pkt->data, len);
-
-	flags1 = VNIC_TX_COMP_NEEDED | prot_flags(pkt);
-	if (partial || gso) {
-		flags1 |= VNIC_TX_CHKSUM_OFFLOAD;
-		vnic_ctr_inc(&txq->st.csum_offload);
-	}
-	if (gso) {
-		flags1 |= VNIC_TX_LSO;
-		mss = pkt->gso_size;
-		vnic_ctr_inc(&txq->st.lso_packets);
-	}
-
-	if (!direct && txq->ind_n + nent > drv->cur_ind)
-		tx_flush(txq); /* a failure unwinds the earlier packets, not this one */
-	if (direct || drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
-		e = local;
-	else
-		e = &txq->ind[txq->ind_n];
-	tx_desc_fill(&e[0], pool, idx, corr, len, nent, flags1, mss);
-	if (hp.ndesc) {
-		uint64_t t0 = vnic_trace_begin(VNIC_TP_HDR_BUILD);
-
-		if (drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
-			hdrs_copy(&e[1], pkt, &hp);
-		else
-			hdrs_direct(&e[1], pkt, &hp);
-		vnic_trace_end(VNIC_TP_HDR_BUILD, t0);
-		vnic_ctr_add(&txq->st.hdr_descs, hp.ndesc);
-	}
-	if (!direct && e == local)
-		memcpy(&txq->ind[txq->ind_n], local, nent * sizeof(*local));
-
-	cookie = pkt->priv;
-	slot->cookie = cookie;
-	slot->bytes = len;
-	slot->nent = nent;
-	slot->in_use = true;
-	slot->orphaned = drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN;
-	/* The data is in the LTB: the packet goes back to the host's pool now. */
-	vnic_pkt_free(pkt);
-	pkt = NULL;
-
-	vnic_ctr_add32(&txq->used, nent);
-	if (txq->used + VNIC_MAX_TX_ELEMS > txq->entries || !txq->tso.nfree) {
-		vnic_ctr_inc(&txq->st.stops);
-		vnic_txq_stop(&txq->txq);
-	}
-
-	if (direct) {
-		long rc;
-
-		vnic_txq_sent(&txq->txq, len, false);
-		rc = send_direct(txq, &e[0]);
-		if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
-			flush_error(txq, rc);
-			vnic_ctr_inc(&txq->st.drops[TXD_FLUSH]);
-			slot_release(txq, pool, slot, corr, VNIC_TX_DONE_DROPPED);
-			bql_completed(txq, 1, len);
-			maybe_wake(txq);
-		} else {
-			vnic_ctr_inc(&txq->st.direct_sends);
-			vnic_ctr_inc(&txq->st.direct_packets);
-			vnic_ctr_add(&txq->st.bytes, len);
-		}
-	} else {
-		vnic_ctr_add32(&txq->ind_n, nent);
-		txq->batch_pkts++;
-		txq->batch_bytes += len;
-		if (vnic_txq_sent(&txq->txq, len, more && txq->ind_n < drv->cur_ind))
-			tx_flush(txq);
-	}
-
-	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY)
-		lazy_timer_arm(txq);
-	else if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN) {
-		/* skb_orphan at xmit: the sender's bytes stop counting now (bcmgenet orphan). */
-		vnic_ctr_inc(&txq->st.orphaned);
-		host_tx_done(txq, cookie, len, VNIC_TX_DONE_OK);
-	}
+	e = tx_build(drv, txq, pkt, &p, local);
+	tx_commit(drv, txq, pkt, &p, e, more);
+	tx_reclaim_policy(drv, txq, &p);
 	return VNIC_TX_OK;
 }
 
 static int drv_xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bool more)
 {
-	uint64_t t0 = vnic_trace_begin(VNIC_TP_XMIT);
+	uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.xmit);
 	int rc;
 
 	VNIC_PROBE3(xmit, q, pkt->len, more);
 	rc = xmit(nd, q, pkt, more);
-	vnic_trace_end(VNIC_TP_XMIT, t0);
+	vnic_trace_end(&vnic_drv_tp.xmit, t0);
 	return rc;
 }
 
@@ -725,7 +815,7 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 
 	if (vnic_unlikely(!txq->slots))
 		return 0;
-	t0 = vnic_trace_begin(VNIC_TP_TX_COMPLETE);
+	t0 = vnic_trace_begin(&vnic_drv_tp.tx_complete);
 	/* peek's acquire is the dma_rmb: the entry's body is read after its valid bit. */
 	while ((e = vnic_subcrq_peek(txq->comp))) {
 		unsigned int n = e->tx_comp.num_comps, i;
@@ -768,7 +858,7 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 		VNIC_PROBE3(completion, txq->idx, pkts, bytes);
 	}
 	maybe_wake(txq);
-	vnic_trace_end(VNIC_TP_TX_COMPLETE, t0);
+	vnic_trace_end(&vnic_drv_tp.tx_complete, t0);
 	return pkts;
 }
 

@@ -100,14 +100,14 @@ void vnic_hv_destroy(struct vnic_hv *hv)
 
 static void stats_add(struct vnic_hv_stats *dst, const struct vnic_hv_stats *src)
 {
-	dst->send_crq += ctr_read(&src->send_crq);
-	dst->send_subcrq += ctr_read(&src->send_subcrq);
-	dst->send_subcrq_indirect += ctr_read(&src->send_subcrq_indirect);
-	dst->indirect_entries += ctr_read(&src->indirect_entries);
-	dst->rc_parameter += ctr_read(&src->rc_parameter);
-	dst->rc_busy += ctr_read(&src->rc_busy);
-	dst->rc_closed += ctr_read(&src->rc_closed);
-	dst->dma_bad_translation += ctr_read(&src->dma_bad_translation);
+	dst->send_crq += vnic_ctr_read(&src->send_crq);
+	dst->send_subcrq += vnic_ctr_read(&src->send_subcrq);
+	dst->send_subcrq_indirect += vnic_ctr_read(&src->send_subcrq_indirect);
+	dst->indirect_entries += vnic_ctr_read(&src->indirect_entries);
+	dst->rc_parameter += vnic_ctr_read(&src->rc_parameter);
+	dst->rc_busy += vnic_ctr_read(&src->rc_busy);
+	dst->rc_closed += vnic_ctr_read(&src->rc_closed);
+	dst->dma_bad_translation += vnic_ctr_read(&src->dma_bad_translation);
 }
 
 /*
@@ -130,10 +130,10 @@ const struct vnic_hv_stats *vnic_hv_stats(const struct vnic_hv *chv)
 
 		if (!q)
 			continue;
-		s.send_subcrq += ctr_read(&slot->sends);
-		s.send_subcrq_indirect += ctr_read(&slot->sends_indirect);
-		s.indirect_entries += ctr_read(&slot->indirect_entries);
-		s.rc_busy += ctr_read(&q->full);
+		s.send_subcrq += vnic_ctr_read(&slot->sends);
+		s.send_subcrq_indirect += vnic_ctr_read(&slot->sends_indirect);
+		s.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
+		s.rc_busy += vnic_ctr_read(&q->full);
 	}
 	hv->snap = s;
 	pthread_mutex_unlock(&hv->lock);

@@ -77,24 +77,12 @@ static inline void irq_store_load_fence(void)
  * ------------------------------------------------------------------------- */
 
 /*
- * A counter with a single writer: relaxed load and store, no locked
- * instruction (a plain add on x86), yet a reader in another thread does not
- * race with it.
+ * Single-writer counters use core's vnic_ctr_* (core.h, Counters). This one
+ * counts rare events written by any thread, so it needs the locked add.
  */
-static inline void ctr_add(uint64_t *c, uint64_t n)
-{
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
-}
-
-/* A counter of rare events written by any thread. */
 static inline void ctr_add_shared(uint64_t *c, uint64_t n)
 {
 	__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
-}
-
-static inline uint64_t ctr_read(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
 /* The cost model's charge: nothing at all when the cost is zero (the default). */

@@ -74,10 +74,10 @@ static void entry_publish(union vnic_subcrq_entry *dst, const union vnic_subcrq_
 static void raise_irq(struct vnic_hv *hv, struct vnic_subcrq *q)
 {
 	if (irq_armed(&q->irq_enabled)) {
-		ctr_add(&q->irqs, 1);
+		vnic_ctr_add(&q->irqs, 1);
 		irq_call(hv, &q->irq_fn, &q->irq_ctx);
 	} else {
-		ctr_add(&q->irqs_masked, 1);
+		vnic_ctr_add(&q->irqs_masked, 1);
 	}
 }
 
@@ -159,10 +159,10 @@ int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q)
 	/* a send in flight finishes in a bounded number of steps */
 	while (atomic_load_explicit(&slot->senders, memory_order_seq_cst))
 		sched_yield();
-	hv->retired.send_subcrq += ctr_read(&slot->sends);
-	hv->retired.send_subcrq_indirect += ctr_read(&slot->sends_indirect);
-	hv->retired.indirect_entries += ctr_read(&slot->indirect_entries);
-	hv->retired.rc_busy += ctr_read(&q->full);
+	hv->retired.send_subcrq += vnic_ctr_read(&slot->sends);
+	hv->retired.send_subcrq_indirect += vnic_ctr_read(&slot->sends_indirect);
+	hv->retired.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
+	hv->retired.rc_busy += vnic_ctr_read(&q->full);
 	pthread_mutex_unlock(&hv->lock);
 	free(q->ring);
 	free(q);
@@ -212,13 +212,13 @@ long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t ha
 		return send_fail(hv, VNIC_H_PARAMETER);
 	}
 	if (slot_busy(q, q->prod)) {
-		ctr_add(&q->full, 1);
+		vnic_ctr_add(&q->full, 1);
 		slot_put(slot);
 		return VNIC_H_BUSY;
 	}
 	entry_publish(&q->ring[q->prod], entry, first);
 	q->prod = (q->prod + 1) & (q->size - 1);
-	ctr_add(&slot->sends, 1);
+	vnic_ctr_add(&slot->sends, 1);
 	raise_irq(hv, q);
 	slot_put(slot);
 	return VNIC_H_SUCCESS;
@@ -260,7 +260,7 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 	/* all or nothing: every slot must be free before the first is written */
 	for (i = 0; i < count; i++) {
 		if (slot_busy(q, q->prod + i)) {
-			ctr_add(&q->full, 1);
+			vnic_ctr_add(&q->full, 1);
 			slot_put(slot);
 			return VNIC_H_BUSY;
 		}
@@ -274,8 +274,8 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 	for (i = count; i-- > 0;)
 		entry_publish(&q->ring[(q->prod + i) & mask], &src[i], src[i].first);
 	q->prod = (q->prod + count) & mask;
-	ctr_add(&slot->sends_indirect, 1);
-	ctr_add(&slot->indirect_entries, count);
+	vnic_ctr_add(&slot->sends_indirect, 1);
+	vnic_ctr_add(&slot->indirect_entries, count);
 	raise_irq(hv, q);
 	slot_put(slot);
 	return VNIC_H_SUCCESS;

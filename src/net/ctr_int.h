@@ -1,20 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * Counter stores for src/net. Private to src/net.
- *
- * A pool, a GRO table and a delivery batch belong to one thread, but their
- * statistics and a pool's free count are read by counters functions on other
- * threads (src/core's "Counters" contract: one writer, readers anywhere,
- * possibly stale). The one writer stores them with relaxed atomics so that
- * such a read is defined; with a single writer no read-modify-write is
- * needed, and on x86 these are the plain loads and stores of `x++`.
- *
- * These are the same as vnic_ctr_* in core/core.h: src/net sits below core
- * and cannot include it. They keep the vnic_ prefix, with net_ to tell them
- * apart, so that a reader grepping for vnic_ctr finds them too. Readers in
- * upper layers use core's vnic_ctr_read and vnic_ctr_read32. Always inlined,
- * as core's are.
- */
+/* core's vnic_ctr_* (core.h) for src/net, which sits below core and must not include it. */
 #ifndef VNIC_NET_CTR_INT_H
 #define VNIC_NET_CTR_INT_H
 

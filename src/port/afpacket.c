@@ -103,16 +103,6 @@ static struct afp_wire *to_afp(struct vnic_wire *w)
 	return vnic_container_of(w, struct afp_wire, wire);
 }
 
-static void ctr_add(uint64_t *c, uint64_t n)
-{
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
-}
-
-static uint64_t ctr_get(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
-
 /* ---- the ring: every ordering with the kernel is here ------------------------- */
 
 static struct tpacket_block_desc *block(struct afp_wire *a, uint32_t i)
@@ -145,7 +135,7 @@ static bool cursor_load(struct afp_wire *a)
 			return false;
 		n = b->hdr.bh1.num_pkts;
 		first = b->hdr.bh1.offset_to_first_pkt;
-		ctr_add(&a->rx.blocks, 1);
+		vnic_ctr_add(&a->rx.blocks, 1);
 		if (!n || first >= AFP_BLOCK_SIZE) {
 			block_return(b);
 			a->blk = (a->blk + 1) % AFP_BLOCK_NR;
@@ -242,7 +232,7 @@ static enum take frame_take(struct afp_wire *a, uint8_t *f, struct vnic_pkt *she
 
 		if (vnic_parse_frame(shell->data, shell->len, &hdrs) == VNIC_PARSE_OK &&
 		    vnic_csum_l4_set(shell->data, &hdrs) == 0)
-			ctr_add(&a->rx.csum_fixed, 1);
+			vnic_ctr_add(&a->rx.csum_fixed, 1);
 		h->tp_status &= ~(uint32_t)TP_STATUS_CSUMNOTREADY;
 	}
 	return TAKE_OK;
@@ -252,9 +242,9 @@ static enum take frame_take(struct afp_wire *a, uint8_t *f, struct vnic_pkt *she
 static void skip_frame(struct afp_wire *a, enum take why)
 {
 	if (why == TAKE_TRUNCATED)
-		ctr_add(&a->rx.drop_truncated, 1);
+		vnic_ctr_add(&a->rx.drop_truncated, 1);
 	else if (why == TAKE_TOO_BIG)
-		ctr_add(&a->rx.drop_too_big, 1);
+		vnic_ctr_add(&a->rx.drop_too_big, 1);
 	cursor_advance(a);
 }
 
@@ -307,8 +297,8 @@ static void afp_rx_release(struct vnic_wire *w, unsigned int n)
 		cursor_advance(a);
 	}
 	a->peeked = 0;
-	ctr_add(&a->rx.frames, n);
-	ctr_add(&a->rx.bytes, bytes);
+	vnic_ctr_add(&a->rx.frames, n);
+	vnic_ctr_add(&a->rx.bytes, bytes);
 }
 
 static bool rx_ready(struct afp_wire *a)
@@ -370,7 +360,7 @@ static int afp_notify_poll(struct vnic_poller *p, int budget)
 	}
 	a->armed = false;
 	watch(a, 0);
-	ctr_add(&a->rx.notifies, 1);
+	vnic_ctr_add(&a->rx.notifies, 1);
 	if (a->wire.notify)
 		a->wire.notify(a->wire.notify_ctx);
 	return 0;
@@ -385,7 +375,7 @@ static unsigned int afp_tx_reserve(struct vnic_wire *w, struct vnic_pkt **out, u
 
 	/* every slot is free between calls: commit sends synchronously */
 	if (n > AFP_TX_SLOTS) {
-		ctr_add(&a->tx.full, 1);
+		vnic_ctr_add(&a->tx.full, 1);
 		n = AFP_TX_SLOTS;
 	}
 	for (i = 0; i < n; i++) {
@@ -419,12 +409,12 @@ static void send_batch(struct afp_wire *a, unsigned int n)
 	while (done < n) {
 		int r = sendmmsg(a->fd, a->msgs + done, n - done, MSG_DONTWAIT);
 
-		ctr_add(&a->tx.syscalls, 1);
+		vnic_ctr_add(&a->tx.syscalls, 1);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			/* ENOBUFS, EAGAIN, ENETDOWN: a full or dead link drops, as a NIC would */
-			ctr_add(&a->tx.drop_kernel, 1);
+			vnic_ctr_add(&a->tx.drop_kernel, 1);
 			done++;
 			continue;
 		}
@@ -433,8 +423,8 @@ static void send_batch(struct afp_wire *a, unsigned int n)
 		sent += (unsigned int)r;
 		done += (unsigned int)r;
 	}
-	ctr_add(&a->tx.frames, sent);
-	ctr_add(&a->tx.bytes, bytes);
+	vnic_ctr_add(&a->tx.frames, sent);
+	vnic_ctr_add(&a->tx.bytes, bytes);
 }
 
 static void afp_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n,
@@ -453,7 +443,7 @@ static void afp_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned i
 		struct vnic_pkt *pkt = a->slots[i];
 
 		if (vnic_unlikely(!tx_frame_ok(a, pkt))) {
-			ctr_add(&a->tx.drop_mtu, 1);
+			vnic_ctr_add(&a->tx.drop_mtu, 1);
 			continue;
 		}
 		a->iovs[m].iov_base = pkt->data;
@@ -621,20 +611,20 @@ void vnic_afpacket_stats(const struct vnic_wire *w, struct vnic_afpacket_stats *
 	if (getsockopt(a->fd, SOL_PACKET, PACKET_STATISTICS, &ks, &len) == 0 && ks.tp_drops)
 		__atomic_fetch_add(&a->rx.kernel_drops, ks.tp_drops, __ATOMIC_RELAXED);
 	memset(st, 0, sizeof(*st));
-	st->rx_frames = ctr_get(&a->rx.frames);
-	st->rx_bytes = ctr_get(&a->rx.bytes);
-	st->rx_drop_too_big = ctr_get(&a->rx.drop_too_big);
-	st->rx_drop_truncated = ctr_get(&a->rx.drop_truncated);
-	st->rx_kernel_drops = ctr_get(&a->rx.kernel_drops);
-	st->rx_blocks = ctr_get(&a->rx.blocks);
-	st->rx_notifies = ctr_get(&a->rx.notifies);
-	st->rx_csum_fixed = ctr_get(&a->rx.csum_fixed);
-	st->tx_frames = ctr_get(&a->tx.frames);
-	st->tx_bytes = ctr_get(&a->tx.bytes);
-	st->tx_drop_mtu = ctr_get(&a->tx.drop_mtu);
-	st->tx_drop_kernel = ctr_get(&a->tx.drop_kernel);
-	st->tx_syscalls = ctr_get(&a->tx.syscalls);
-	st->tx_full = ctr_get(&a->tx.full);
+	st->rx_frames = vnic_ctr_read(&a->rx.frames);
+	st->rx_bytes = vnic_ctr_read(&a->rx.bytes);
+	st->rx_drop_too_big = vnic_ctr_read(&a->rx.drop_too_big);
+	st->rx_drop_truncated = vnic_ctr_read(&a->rx.drop_truncated);
+	st->rx_kernel_drops = vnic_ctr_read(&a->rx.kernel_drops);
+	st->rx_blocks = vnic_ctr_read(&a->rx.blocks);
+	st->rx_notifies = vnic_ctr_read(&a->rx.notifies);
+	st->rx_csum_fixed = vnic_ctr_read(&a->rx.csum_fixed);
+	st->tx_frames = vnic_ctr_read(&a->tx.frames);
+	st->tx_bytes = vnic_ctr_read(&a->tx.bytes);
+	st->tx_drop_mtu = vnic_ctr_read(&a->tx.drop_mtu);
+	st->tx_drop_kernel = vnic_ctr_read(&a->tx.drop_kernel);
+	st->tx_syscalls = vnic_ctr_read(&a->tx.syscalls);
+	st->tx_full = vnic_ctr_read(&a->tx.full);
 }
 
 unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_counter *out,

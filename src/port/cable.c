@@ -145,16 +145,6 @@ struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end)
 	return end < 2 ? &c->end[end].wire : NULL;
 }
 
-const struct vnic_cable_cfg *vnic_cable_config(const struct vnic_cable *c)
-{
-	return &c->cfg;
-}
-
-static uint64_t rd(const _Atomic uint64_t *v)
-{
-	return atomic_load_explicit(v, memory_order_relaxed);
-}
-
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st)
 {
 	const struct cable_dir *d;
@@ -163,13 +153,13 @@ void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_
 	if (dir > 1)
 		return;
 	d = &c->dir[dir];
-	st->tx_frames = rd(&d->p.tx_frames);
-	st->tx_bytes = rd(&d->p.tx_bytes);
-	st->rx_frames = rd(&d->c.rx_frames);
-	st->drop_mtu = rd(&d->p.drop_mtu);
-	st->drop_loss = rd(&d->p.drop_loss);
-	st->reordered = rd(&d->p.reordered);
-	st->corrupted = rd(&d->p.corrupted);
-	st->tx_full = rd(&d->p.tx_full);
-	st->notifies = rd(&d->p.notifies);
+	st->tx_frames = vnic_ctr_read(&d->p.tx_frames);
+	st->tx_bytes = vnic_ctr_read(&d->p.tx_bytes);
+	st->rx_frames = vnic_ctr_read(&d->c.rx_frames);
+	st->drop_mtu = vnic_ctr_read(&d->p.drop_mtu);
+	st->drop_loss = vnic_ctr_read(&d->p.drop_loss);
+	st->reordered = vnic_ctr_read(&d->p.reordered);
+	st->corrupted = vnic_ctr_read(&d->p.corrupted);
+	st->tx_full = vnic_ctr_read(&d->p.tx_full);
+	st->notifies = vnic_ctr_read(&d->p.notifies);
 }

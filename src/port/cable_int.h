@@ -39,21 +39,21 @@ struct cable_dir {
 		uint64_t rng;
 		uint64_t link_free_ns;	/* when the line finishes the last frame */
 		uint64_t line_rem;	/* remainder of ns division, keeps the rate exact */
-		_Atomic uint64_t tx_frames;
-		_Atomic uint64_t tx_bytes;
-		_Atomic uint64_t drop_mtu;
-		_Atomic uint64_t drop_loss;
-		_Atomic uint64_t reordered;
-		_Atomic uint64_t corrupted;
-		_Atomic uint64_t tx_full;
-		_Atomic uint64_t notifies;
+		uint64_t tx_frames;
+		uint64_t tx_bytes;
+		uint64_t drop_mtu;
+		uint64_t drop_loss;
+		uint64_t reordered;
+		uint64_t corrupted;
+		uint64_t tx_full;
+		uint64_t notifies;
 	} p vnic_cacheline_aligned;
 
 	/* consumer only */
 	struct {
 		uint32_t seen;		/* head as the consumer last looked at it */
 		uint32_t peeked;
-		_Atomic uint64_t rx_frames;
+		uint64_t rx_frames;
 	} c vnic_cacheline_aligned;
 
 	/* read-mostly */

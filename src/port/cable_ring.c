@@ -74,13 +74,6 @@ static bool should_notify(struct cable_dir *d)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* Single-writer counters: a plain add, atomic only so readers may look. */
-static void stat_add(_Atomic uint64_t *c, uint64_t n)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
 static uint64_t rng_next(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -146,7 +139,7 @@ static void corrupt(struct cable_dir *d, struct vnic_pkt *pkt)
 		return;
 	bit = l2 * 8ull + rng_next(&d->p.rng) % ((uint64_t)(pkt->len - l2) * 8);
 	pkt->data[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-	stat_add(&d->p.corrupted, 1);
+	vnic_ctr_add(&d->p.corrupted, 1);
 }
 
 /* Puts a frame on the line: stamps when its last bit arrives. */
@@ -184,7 +177,7 @@ static unsigned int cable_tx_reserve(struct vnic_wire *w, struct vnic_pkt **out,
 		avail = size - (base - d->p.tail_cache);
 	}
 	if (avail < n) {
-		stat_add(&d->p.tx_full, 1);
+		vnic_ctr_add(&d->p.tx_full, 1);
 		n = avail;
 	}
 	for (i = 0; i < n; i++) {
@@ -220,11 +213,11 @@ static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned
 		struct vnic_pkt *pkt = *slot(d, idx);
 
 		if (vnic_unlikely(!frame_ok(d, pkt))) {
-			stat_add(&d->p.drop_mtu, 1);
+			vnic_ctr_add(&d->p.drop_mtu, 1);
 			continue;
 		}
 		if (roll(d, d->loss_thr)) {
-			stat_add(&d->p.drop_loss, 1);
+			vnic_ctr_add(&d->p.drop_loss, 1);
 			continue;
 		}
 		if (roll(d, d->corrupt_thr))
@@ -242,7 +235,7 @@ static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned
 		}
 		swap_slots(d, pos, idx);
 		if (roll(d, d->reorder_thr)) {
-			stat_add(&d->p.reordered, 1);
+			vnic_ctr_add(&d->p.reordered, 1);
 			held = 1;
 			continue;
 		}
@@ -254,12 +247,12 @@ static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned
 	if (pos == d->p.head)
 		return;
 	/* A frame held back is counted when it finally goes. */
-	stat_add(&d->p.tx_frames, pos - d->p.head);
-	stat_add(&d->p.tx_bytes, bytes);
+	vnic_ctr_add(&d->p.tx_frames, pos - d->p.head);
+	vnic_ctr_add(&d->p.tx_bytes, bytes);
 	d->p.head = pos;
 	publish_head(d, pos);
 	if (should_notify(d)) {
-		stat_add(&d->p.notifies, 1);
+		vnic_ctr_add(&d->p.notifies, 1);
 		if (d->rx_wire->notify)
 			d->rx_wire->notify(d->rx_wire->notify_ctx);
 	}
@@ -301,7 +294,7 @@ static void cable_rx_release(struct vnic_wire *w, unsigned int n)
 	if (!n)
 		return;
 	d->c.peeked -= n;
-	stat_add(&d->c.rx_frames, n);
+	vnic_ctr_add(&d->c.rx_frames, n);
 	publish_tail(d, tail + n);
 }
 

@@ -101,8 +101,6 @@ void vnic_cable_destroy(struct vnic_cable *c);
 struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end);
 /* Counters of the direction from end dir to the other. */
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st);
-/* The configuration in force (defaults filled in). */
-const struct vnic_cable_cfg *vnic_cable_config(const struct vnic_cable *c);
 
 /* ---------------------------------------------------------------------------
  * The vnet header (tap_vnet.c): what precedes every frame on a TAP opened

@@ -401,21 +401,21 @@ static void in_counters(struct ctr_sink *s, const struct tap_queue *tq)
 	const struct tap_in_stats *st = &tq->st;
 	unsigned int q = tq->idx, r;
 
-	put(s, tap_ctr_get(&st->packets), "in%u_packets", q);
-	put(s, tap_ctr_get(&st->bytes), "in%u_bytes", q);
-	put(s, tap_ctr_get(&st->gso_packets), "in%u_gso_packets", q);
-	put(s, tap_ctr_get(&st->csum_partial), "in%u_csum_partial", q);
-	put(s, tap_ctr_get(&st->csum_sw), "in%u_csum_sw", q);
-	put(s, tap_ctr_get(&st->bursts), "in%u_bursts", q);
-	put(s, tap_ctr_get(&st->xmit_more), "in%u_xmit_more", q);
-	put(s, tap_ctr_get(&st->stops), "in%u_stops", q);
-	put(s, tap_ctr_get(&st->resumes), "in%u_resumes", q);
-	put(s, tap_ctr_get(&st->read_errors), "in%u_read_errors", q);
-	put(s, tap_ctr_get(&st->no_buffer), "in%u_no_buffer", q);
-	put(s, tap_ctr_get(&st->queue_fallback), "in%u_queue_fallback", q);
-	put(s, tap_ctr_get(&st->drop_stopped), "in%u_drop_stopped", q);
+	put(s, vnic_ctr_read(&st->packets), "in%u_packets", q);
+	put(s, vnic_ctr_read(&st->bytes), "in%u_bytes", q);
+	put(s, vnic_ctr_read(&st->gso_packets), "in%u_gso_packets", q);
+	put(s, vnic_ctr_read(&st->csum_partial), "in%u_csum_partial", q);
+	put(s, vnic_ctr_read(&st->csum_sw), "in%u_csum_sw", q);
+	put(s, vnic_ctr_read(&st->bursts), "in%u_bursts", q);
+	put(s, vnic_ctr_read(&st->xmit_more), "in%u_xmit_more", q);
+	put(s, vnic_ctr_read(&st->stops), "in%u_stops", q);
+	put(s, vnic_ctr_read(&st->resumes), "in%u_resumes", q);
+	put(s, vnic_ctr_read(&st->read_errors), "in%u_read_errors", q);
+	put(s, vnic_ctr_read(&st->no_buffer), "in%u_no_buffer", q);
+	put(s, vnic_ctr_read(&st->queue_fallback), "in%u_queue_fallback", q);
+	put(s, vnic_ctr_read(&st->drop_stopped), "in%u_drop_stopped", q);
 	for (r = 1; r < VNIC_TAP_DROP_MAX; r++)
-		put(s, tap_ctr_get(&st->drops[r]), "in%u_drop_%s", q, vnic_tap_drop_name(r));
+		put(s, vnic_ctr_read(&st->drops[r]), "in%u_drop_%s", q, vnic_tap_drop_name(r));
 }
 
 unsigned int vnic_tap_counters(const struct vnic_tap *tap, struct vnic_counter *out,
@@ -434,25 +434,25 @@ unsigned int vnic_tap_counters(const struct vnic_tap *tap, struct vnic_counter *
 	for (i = 0; i < ntx && i < VNIC_TAP_MAX_QUEUES; i++) {
 		const struct tap_tx_stats *st = &tap->tx[i];
 
-		put(&s, tap_ctr_get(&st->busy), "tx%u_busy", i);
-		put(&s, tap_ctr_get(&st->wakes), "tx%u_wakes", i);
-		put(&s, tap_ctr_get(&st->done), "tx%u_done", i);
-		put(&s, tap_ctr_get(&st->done_dropped), "tx%u_done_dropped", i);
+		put(&s, vnic_ctr_read(&st->busy), "tx%u_busy", i);
+		put(&s, vnic_ctr_read(&st->wakes), "tx%u_wakes", i);
+		put(&s, vnic_ctr_read(&st->done), "tx%u_done", i);
+		put(&s, vnic_ctr_read(&st->done_dropped), "tx%u_done_dropped", i);
 	}
 	for (i = 0; i < nrx && i < VNIC_TAP_MAX_QUEUES; i++) {
 		const struct tap_out_stats *st = &tap->out[i];
 
-		put(&s, tap_ctr_get(&st->packets), "out%u_packets", i);
-		put(&s, tap_ctr_get(&st->bytes), "out%u_bytes", i);
-		put(&s, tap_ctr_get(&st->gso_packets), "out%u_gso_packets", i);
-		put(&s, tap_ctr_get(&st->csum_partial), "out%u_csum_partial", i);
-		put(&s, tap_ctr_get(&st->data_valid), "out%u_data_valid", i);
-		put(&s, tap_ctr_get(&st->drop_again), "out%u_drop_again", i);
-		put(&s, tap_ctr_get(&st->drop_down), "out%u_drop_down", i);
-		put(&s, tap_ctr_get(&st->drop_error), "out%u_drop_error", i);
-		put(&s, tap_ctr_get(&st->drop_bad_meta), "out%u_drop_bad_meta", i);
-		put(&s, tap_ctr_get(&st->drop_stopped), "out%u_drop_stopped", i);
-		put(&s, tap_ctr_get(&st->short_writes), "out%u_short_writes", i);
+		put(&s, vnic_ctr_read(&st->packets), "out%u_packets", i);
+		put(&s, vnic_ctr_read(&st->bytes), "out%u_bytes", i);
+		put(&s, vnic_ctr_read(&st->gso_packets), "out%u_gso_packets", i);
+		put(&s, vnic_ctr_read(&st->csum_partial), "out%u_csum_partial", i);
+		put(&s, vnic_ctr_read(&st->data_valid), "out%u_data_valid", i);
+		put(&s, vnic_ctr_read(&st->drop_again), "out%u_drop_again", i);
+		put(&s, vnic_ctr_read(&st->drop_down), "out%u_drop_down", i);
+		put(&s, vnic_ctr_read(&st->drop_error), "out%u_drop_error", i);
+		put(&s, vnic_ctr_read(&st->drop_bad_meta), "out%u_drop_bad_meta", i);
+		put(&s, vnic_ctr_read(&st->drop_stopped), "out%u_drop_stopped", i);
+		put(&s, vnic_ctr_read(&st->short_writes), "out%u_short_writes", i);
 	}
 	return s.n;
 }

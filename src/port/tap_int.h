@@ -111,22 +111,6 @@ struct vnic_tap {
 	struct tap_out_stats out[VNIC_TAP_MAX_QUEUES];
 };
 
-/* Single-writer counters: a plain add, atomic only so readers may look. */
-static inline void tap_ctr_add(uint64_t *c, uint64_t n)
-{
-	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
-}
-
-static inline void tap_ctr_inc(uint64_t *c)
-{
-	tap_ctr_add(c, 1);
-}
-
-static inline uint64_t tap_ctr_get(const uint64_t *c)
-{
-	return __atomic_load_n(c, __ATOMIC_RELAXED);
-}
-
 extern const struct vnic_host_ops vnic_tap_host_ops;
 int vnic_tap_read_poll(struct vnic_poller *p, int budget);
 /* Owner's thread: frees what the queue keeps (stop, destroy). */

@@ -58,10 +58,10 @@ static bool send_one(struct tap_queue *tq, unsigned int t, struct vnic_pkt *pkt,
 
 	if (vnic_likely(vnic_netdev_xmit(tap->dev, t, pkt, more) == VNIC_TX_OK)) {
 		if (more)
-			tap_ctr_inc(&tq->st.xmit_more);
+			vnic_ctr_inc(&tq->st.xmit_more);
 		return true;
 	}
-	tap_ctr_inc(&tap->tx[t].busy);
+	vnic_ctr_inc(&tap->tx[t].busy);
 	tq->stalled[t] = pkt;
 	tq->nstalled++;
 	return false;
@@ -131,7 +131,7 @@ static unsigned int pick_queue(struct tap_queue *tq, const struct vnic_pkt *pkt)
 
 	if (vnic_likely(t < VNIC_TAP_MAX_QUEUES && vnic_netdev_tx_cpu(dev, t) == tq->cpu))
 		return t;
-	tap_ctr_inc(&tq->st.queue_fallback);
+	vnic_ctr_inc(&tq->st.queue_fallback);
 	return tq->idx;
 }
 
@@ -143,12 +143,12 @@ void vnic_tap_queue_drain(struct tap_queue *tq)
 		if (tq->stalled[t]) {
 			vnic_pkt_free(tq->stalled[t]);
 			tq->stalled[t] = NULL;
-			tap_ctr_inc(&tq->st.drop_stopped);
+			vnic_ctr_inc(&tq->st.drop_stopped);
 		}
 		if (tq->held[t]) {
 			vnic_pkt_free(tq->held[t]);
 			tq->held[t] = NULL;
-			tap_ctr_inc(&tq->st.drop_stopped);
+			vnic_ctr_inc(&tq->st.drop_stopped);
 		}
 	}
 	tq->nstalled = 0;
@@ -185,11 +185,11 @@ static enum read_result read_one(struct tap_queue *tq, struct vnic_pkt **out)
 		vnic_pkt_free(pkt);
 		/* EBADFD/EIO: the queue was detached or the device is going away */
 		if (errno != EAGAIN)
-			tap_ctr_inc(&tq->st.read_errors);
+			vnic_ctr_inc(&tq->st.read_errors);
 		return READ_DRAINED;
 	}
 	if (vnic_unlikely((size_t)n < tap->hdr_len + VNIC_ETH_HLEN)) {
-		tap_ctr_inc(&tq->st.drops[VNIC_TAP_DROP_RUNT]);
+		vnic_ctr_inc(&tq->st.drops[VNIC_TAP_DROP_RUNT]);
 		goto drop;
 	}
 	pkt->len = (uint32_t)((size_t)n - tap->hdr_len);
@@ -197,17 +197,17 @@ static enum read_result read_one(struct tap_queue *tq, struct vnic_pkt **out)
 	/* without a vnet header the frame is plain: an all-zero header says so */
 	why = vnic_vnet_parse(&vh, pkt, tap->rss_key);
 	if (vnic_unlikely(why != VNIC_TAP_DROP_NONE)) {
-		tap_ctr_inc(&tq->st.drops[why < VNIC_TAP_DROP_MAX ? why : 0]);
+		vnic_ctr_inc(&tq->st.drops[why < VNIC_TAP_DROP_MAX ? why : 0]);
 		goto drop;
 	}
-	tap_ctr_inc(&tq->st.packets);
-	tap_ctr_add(&tq->st.bytes, pkt->len);
+	vnic_ctr_inc(&tq->st.packets);
+	vnic_ctr_add(&tq->st.bytes, pkt->len);
 	if (pkt->gso_type)
-		tap_ctr_inc(&tq->st.gso_packets);
+		vnic_ctr_inc(&tq->st.gso_packets);
 	if (pkt->ip_summed == VNIC_CSUM_PARTIAL)
-		tap_ctr_inc(&tq->st.csum_partial);
+		vnic_ctr_inc(&tq->st.csum_partial);
 	else if (vh.flags & VNIC_VNET_F_NEEDS_CSUM)
-		tap_ctr_inc(&tq->st.csum_sw);
+		vnic_ctr_inc(&tq->st.csum_sw);
 	*out = pkt;
 	return READ_OK;
 
@@ -232,7 +232,7 @@ static int read_burst(struct tap_queue *tq, int limit, bool *drained)
 		}
 		if (r == READ_NOBUF) {
 			/* the kernel keeps the frame; look again after a pause */
-			tap_ctr_inc(&tq->st.no_buffer);
+			vnic_ctr_inc(&tq->st.no_buffer);
 			watch(tq, 0);
 			vnic_poller_set_timer(&tq->poller, vnic_now_ns() + TAP_NOBUF_RETRY_NS);
 			*drained = true;
@@ -246,7 +246,7 @@ static int read_burst(struct tap_queue *tq, int limit, bool *drained)
 			break;
 	}
 	flush_held(tq);
-	tap_ctr_inc(&tq->st.bursts);
+	vnic_ctr_inc(&tq->st.bursts);
 	return n;
 }
 
@@ -255,7 +255,7 @@ static void pause_reading(struct tap_queue *tq)
 {
 	unsigned int t;
 
-	tap_ctr_inc(&tq->st.stops);
+	vnic_ctr_inc(&tq->st.stops);
 	watch(tq, 0);
 	/* a tx_wake that came inside xmit found nothing stalled yet */
 	for (t = 0; t < VNIC_TAP_MAX_QUEUES; t++)
@@ -280,7 +280,7 @@ int vnic_tap_read_poll(struct vnic_poller *p, int budget)
 	if (vnic_unlikely(tq->nstalled)) {
 		if (!resend_stalled(tq))
 			return 0; /* still stopped: tx_wake schedules us */
-		tap_ctr_inc(&tq->st.resumes);
+		vnic_ctr_inc(&tq->st.resumes);
 	}
 	if (vnic_unlikely(!tq->watching))
 		watch(tq, EPOLLIN);
@@ -304,7 +304,7 @@ static void tap_tx_wake(void *ctx, unsigned int queue)
 
 	if (queue >= VNIC_TAP_MAX_QUEUES)
 		return;
-	tap_ctr_inc(&tap->tx[queue].wakes);
+	vnic_ctr_inc(&tap->tx[queue].wakes);
 	/* only the tap cpu's queues ever get packets from us */
 	if (vnic_netdev_tx_cpu(tap->dev, queue) != tap->cpu)
 		return;
@@ -323,9 +323,9 @@ static void tap_tx_done(void *ctx, unsigned int queue, uint32_t cookie, uint32_t
 	if (queue >= VNIC_TAP_MAX_QUEUES)
 		return;
 	if (status == VNIC_TX_DONE_OK)
-		tap_ctr_inc(&tap->tx[queue].done);
+		vnic_ctr_inc(&tap->tx[queue].done);
 	else
-		tap_ctr_inc(&tap->tx[queue].done_dropped);
+		vnic_ctr_inc(&tap->tx[queue].done_dropped);
 }
 
 static void write_one(struct vnic_tap *tap, struct tap_out_stats *st, int fd, struct vnic_pkt *pkt)
@@ -336,7 +336,7 @@ static void write_one(struct vnic_tap *tap, struct tap_out_stats *st, int fd, st
 
 	memset(&vh, 0, sizeof(vh));
 	if (tap->hdr_len && vnic_unlikely(vnic_vnet_build(pkt, &vh))) {
-		tap_ctr_inc(&st->drop_bad_meta);
+		vnic_ctr_inc(&st->drop_bad_meta);
 		return;
 	}
 	mirror(tap, pkt, VNIC_TAP_DIR_OUT);
@@ -350,25 +350,25 @@ static void write_one(struct vnic_tap *tap, struct tap_out_stats *st, int fd, st
 	if (vnic_unlikely(n < 0)) {
 		/* the kernel's own receive would have dropped it too */
 		if (errno == EAGAIN)
-			tap_ctr_inc(&st->drop_again);
+			vnic_ctr_inc(&st->drop_again);
 		else if (errno == EIO)
-			tap_ctr_inc(&st->drop_down);
+			vnic_ctr_inc(&st->drop_down);
 		else
-			tap_ctr_inc(&st->drop_error);
+			vnic_ctr_inc(&st->drop_error);
 		return;
 	}
 	if (vnic_unlikely((size_t)n != tap->hdr_len + pkt->len)) {
-		tap_ctr_inc(&st->short_writes);
+		vnic_ctr_inc(&st->short_writes);
 		return;
 	}
-	tap_ctr_inc(&st->packets);
-	tap_ctr_add(&st->bytes, pkt->len);
+	vnic_ctr_inc(&st->packets);
+	vnic_ctr_add(&st->bytes, pkt->len);
 	if (vh.gso_type)
-		tap_ctr_inc(&st->gso_packets);
+		vnic_ctr_inc(&st->gso_packets);
 	if (vh.flags & VNIC_VNET_F_NEEDS_CSUM)
-		tap_ctr_inc(&st->csum_partial);
+		vnic_ctr_inc(&st->csum_partial);
 	else if (vh.flags & VNIC_VNET_F_DATA_VALID)
-		tap_ctr_inc(&st->data_valid);
+		vnic_ctr_inc(&st->data_valid);
 }
 
 static void tap_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned int n)
@@ -382,7 +382,7 @@ static void tap_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsign
 
 	for (i = 0; i < n; i++) {
 		if (vnic_unlikely(stopped))
-			tap_ctr_inc(&st->drop_stopped);
+			vnic_ctr_inc(&st->drop_stopped);
 		else
 			write_one(tap, st, fd, pkts[i]);
 		/* the driver's packet, freed on its rx cpu as its pools want */

@@ -111,14 +111,14 @@ static bool xmit_one(struct vnic_tcpl_host *h, unsigned int q, struct vnic_pkt *
 	uint16_t segs = pkt->gso_size ? pkt->gso_segs : 1;
 
 	if (vnic_netdev_xmit(h->dev, q, pkt, more) != VNIC_TX_OK) {
-		stat_add(&h->st.tx_busy, 1);
+		vnic_ctr_add(&h->st.tx_busy, 1);
 		h->txq[q].stopped = true;
 		return false;
 	}
 	/* pkt belongs to the NIC now (and may be freed already). */
-	stat_add(&h->st.tx_pkts, 1);
-	stat_add(&h->st.tx_segs, segs);
-	stat_add(&h->st.tx_bytes, len);
+	vnic_ctr_add(&h->st.tx_pkts, 1);
+	vnic_ctr_add(&h->st.tx_segs, segs);
+	vnic_ctr_add(&h->st.tx_bytes, len);
 	return true;
 }
 
@@ -208,11 +208,11 @@ static void build_burst(struct vnic_tcpl_host *h)
 			break;
 		case TCPL_TX_TSQ:
 			c->throttled = true;
-			stat_add(&h->st.tsq_throttled, 1);
+			vnic_ctr_add(&h->st.tsq_throttled, 1);
 			break;
 		case TCPL_TX_NOBUF:
 			/* Completions free buffers; look again a little later. */
-			stat_add(&h->st.tx_nobuf, 1);
+			vnic_ctr_add(&h->st.tx_nobuf, 1);
 			push_active_front(h, c);
 			h->retry_at = h->now + NOBUF_RETRY_NS;
 			return;
@@ -257,7 +257,7 @@ static void host_tx_done(void *ctx, unsigned int queue, uint32_t cookie, uint32_
 	c->tsq_bytes -= len;
 	h->tsq_total -= len;
 	if (status != VNIC_TX_DONE_OK)
-		stat_add(&h->st.tx_dropped, 1);
+		vnic_ctr_add(&h->st.tx_dropped, 1);
 	/* Like TSQ's tasklet: resume once half the budget is free again. */
 	if (c->throttled && c->tsq_bytes <= h->tsq_budget / 2) {
 		c->throttled = false;
@@ -599,26 +599,26 @@ void vnic_tcpl_host_results(const struct vnic_tcpl_host *h, struct vnic_work_res
 	const struct host_stats *s = &h->st;
 	const struct host_rx_stats *x = &h->rx;
 
-	r->bytes += stat_rd(&s->delivered);
-	r->tx_pkts += stat_rd(&s->tx_pkts);
-	r->tx_segs += stat_rd(&s->tx_segs);
-	r->tx_bytes += stat_rd(&s->tx_bytes);
-	r->rx_pkts += stat_rd(&x->pkts);
-	r->rx_segs += stat_rd(&x->segs);
-	r->tsq_throttled += stat_rd(&s->tsq_throttled);
-	r->err.payload += stat_rd(&x->payload);
-	r->err.bad_csum += stat_rd(&x->bad_csum);
-	r->err.bad_hdr += stat_rd(&x->bad_hdr);
-	r->err.no_conn += stat_rd(&x->no_conn);
-	r->err.rx_overflow += stat_rd(&x->overflow);
-	r->err.lost += stat_rd(&s->lost);
-	r->err.ooo += stat_rd(&s->ooo);
-	r->err.dup += stat_rd(&s->dup);
-	r->err.retransmits += stat_rd(&s->retransmits);
-	r->err.timeouts += stat_rd(&s->timeouts);
-	r->err.tx_dropped += stat_rd(&s->tx_dropped);
-	r->err.tx_busy += stat_rd(&s->tx_busy);
-	r->err.tx_nobuf += stat_rd(&s->tx_nobuf);
-	if (stat_rd(&s->tsq_max) > r->tsq_max)
-		r->tsq_max = stat_rd(&s->tsq_max);
+	r->bytes += vnic_ctr_read(&s->delivered);
+	r->tx_pkts += vnic_ctr_read(&s->tx_pkts);
+	r->tx_segs += vnic_ctr_read(&s->tx_segs);
+	r->tx_bytes += vnic_ctr_read(&s->tx_bytes);
+	r->rx_pkts += vnic_ctr_read(&x->pkts);
+	r->rx_segs += vnic_ctr_read(&x->segs);
+	r->tsq_throttled += vnic_ctr_read(&s->tsq_throttled);
+	r->err.payload += vnic_ctr_read(&x->payload);
+	r->err.bad_csum += vnic_ctr_read(&x->bad_csum);
+	r->err.bad_hdr += vnic_ctr_read(&x->bad_hdr);
+	r->err.no_conn += vnic_ctr_read(&x->no_conn);
+	r->err.rx_overflow += vnic_ctr_read(&x->overflow);
+	r->err.lost += vnic_ctr_read(&s->lost);
+	r->err.ooo += vnic_ctr_read(&s->ooo);
+	r->err.dup += vnic_ctr_read(&s->dup);
+	r->err.retransmits += vnic_ctr_read(&s->retransmits);
+	r->err.timeouts += vnic_ctr_read(&s->timeouts);
+	r->err.tx_dropped += vnic_ctr_read(&s->tx_dropped);
+	r->err.tx_busy += vnic_ctr_read(&s->tx_busy);
+	r->err.tx_nobuf += vnic_ctr_read(&s->tx_nobuf);
+	if (vnic_ctr_read(&s->tsq_max) > r->tsq_max)
+		r->tsq_max = vnic_ctr_read(&s->tsq_max);
 }

@@ -83,7 +83,7 @@ static bool rx_one(struct vnic_tcpl_host *h, struct rx_ev *ev, struct vnic_pkt *
 	struct vnic_hdrs hd;
 	uint32_t idx;
 
-	stat_add(&st->pkts, 1);
+	vnic_ctr_add(&st->pkts, 1);
 	if (vnic_parse_frame(pkt->data, pkt->len, &hd) != VNIC_PARSE_OK)
 		goto drop_hdr;
 	if (hd.l4_proto != VNIC_IPPROTO_TCP || !(hd.flags & VNIC_HDRS_F_L4) ||
@@ -107,20 +107,20 @@ static bool rx_one(struct vnic_tcpl_host *h, struct rx_ev *ev, struct vnic_pkt *
 	ev->len = hd.payload_len;
 	ev->ts = ts;
 	ev->segs = pkt->gso_size && pkt->gso_segs ? pkt->gso_segs : 1;
-	stat_add(&st->segs, ev->segs);
+	vnic_ctr_add(&st->segs, ev->segs);
 	return true;
 
 drop_hdr:
-	stat_add(&st->bad_hdr, 1);
+	vnic_ctr_add(&st->bad_hdr, 1);
 	return false;
 drop_csum:
-	stat_add(&st->bad_csum, 1);
+	vnic_ctr_add(&st->bad_csum, 1);
 	return false;
 drop_conn:
-	stat_add(&st->no_conn, 1);
+	vnic_ctr_add(&st->no_conn, 1);
 	return false;
 drop_payload:
-	stat_add(&st->payload, 1);
+	vnic_ctr_add(&st->payload, 1);
 	return false;
 }
 
@@ -135,7 +135,7 @@ void vnic_tcpl_host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, un
 	/* A queue index we were not told about would make a second producer
 	 * on queue 0's ring: refuse it. */
 	if (vnic_unlikely(queue >= vnic_tcpl_host_nevq(h))) {
-		stat_add(&h->rx.overflow, n);
+		vnic_ctr_add(&h->rx.overflow, n);
 		for (i = 0; i < n; i++)
 			vnic_pkt_free(pkts[i]);
 		return;
@@ -148,7 +148,7 @@ void vnic_tcpl_host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, un
 		if (head - tail >= HOST_EVQ) {
 			tail = evq_load_tail(q);
 			if (head - tail >= HOST_EVQ) {
-				stat_add(&h->rx.overflow, 1);
+				vnic_ctr_add(&h->rx.overflow, 1);
 				vnic_pkt_free(pkts[i]);
 				continue;
 			}

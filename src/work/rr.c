@@ -29,7 +29,7 @@ struct vnic_rr {
 	struct vnic_rr_opts o;
 	struct rr_sess *cli;
 	struct rr_sess *srv;
-	_Atomic uint64_t transactions;
+	uint64_t transactions;
 	struct vnic_hist hist;
 };
 
@@ -59,7 +59,7 @@ static void client_deliver(struct vnic_tcpl_host *h, struct tcpl_conn *c, uint64
 	/* One transaction outstanding: the server never sends more. */
 	s->got -= rr->o.resp_size;
 	vnic_hist_record(&rr->hist, ts > s->t_start ? ts - s->t_start : 0);
-	stat_add(&rr->transactions, 1);
+	vnic_ctr_add(&rr->transactions, 1);
 	if (!h->stop_seen)
 		issue(rr, c);
 }
@@ -155,7 +155,7 @@ bool vnic_rr_quiesced(const struct vnic_rr *rr)
 void vnic_rr_results(const struct vnic_rr *rr, struct vnic_work_results *r)
 {
 	vnic_work_pair_results(&rr->pair, r);
-	r->transactions = stat_rd(&rr->transactions);
+	r->transactions = vnic_ctr_read(&rr->transactions);
 	r->latency = &rr->hist;
 }
 

@@ -112,7 +112,7 @@ uint64_t vnic_stream_flow_bytes(const struct vnic_stream *st, unsigned int flow)
 {
 	if (flow >= st->pair.b.nconns)
 		return 0;
-	return stat_rd(&st->pair.b.conns[flow].delivered);
+	return vnic_ctr_read(&st->pair.b.conns[flow].delivered);
 }
 
 struct work_pair *vnic_stream_pair(struct vnic_stream *st)

@@ -139,7 +139,7 @@ void vnic_tcpl_conn_set_origin(struct tcpl_conn *c, uint32_t iss, uint64_t off)
 	c->origin = off;
 	c->snd_una = c->snd_nxt = c->snd_max = c->snd_end = off;
 	c->rcv_nxt = off;
-	atomic_store_explicit(&c->delivered, 0, memory_order_relaxed);
+	vnic_ctr_set(&c->delivered, 0);
 }
 
 void vnic_tcpl_conn_key(const struct tcpl_conn *c, struct conn_key *key)
@@ -256,8 +256,8 @@ static void build_frame(struct tcpl_conn *c, struct vnic_pkt *pkt, uint64_t off,
 	c->ack_pending = false;
 	c->tsq_bytes += pkt->len;
 	h->tsq_total += pkt->len;
-	if (c->tsq_bytes > stat_rd(&h->st.tsq_max))
-		atomic_store_explicit(&h->st.tsq_max, c->tsq_bytes, memory_order_relaxed);
+	if (c->tsq_bytes > vnic_ctr_read(&h->st.tsq_max))
+		vnic_ctr_set(&h->st.tsq_max, c->tsq_bytes);
 }
 
 static uint64_t min64(uint64_t a, uint64_t b)
@@ -288,7 +288,7 @@ enum tcpl_tx vnic_tcpl_build(struct tcpl_conn *c, struct vnic_pkt **out)
 			flags |= VNIC_TCP_PSH;	/* the end of what was written */
 		build_frame(c, pkt, c->snd_nxt, len, flags);
 		if (c->snd_nxt < c->snd_max)
-			stat_add(&h->st.retransmits,
+			vnic_ctr_add(&h->st.retransmits,
 				 segs_of(h, (uint32_t)min64(len, c->snd_max - c->snd_nxt)));
 		if (!c->rto_deadline)
 			arm_rto(c);
@@ -338,22 +338,22 @@ static void rx_data(struct tcpl_conn *c, const struct rx_ev *ev)
 	if (d > 0) {
 		/* Beyond a hole: go-back-N drops it and waits for the resend. */
 		if (!c->in_gap)
-			stat_add(&h->st.lost, 1);
+			vnic_ctr_add(&h->st.lost, 1);
 		c->in_gap = true;
-		stat_add(&h->st.ooo, ev->segs);
+		vnic_ctr_add(&h->st.ooo, ev->segs);
 		return;
 	}
 	if ((int64_t)ev->len + d <= 0) {
-		stat_add(&h->st.dup, ev->segs);
+		vnic_ctr_add(&h->st.dup, ev->segs);
 		return;
 	}
 	if (d < 0)
-		stat_add(&h->st.dup, 1);	/* starts with bytes we have */
+		vnic_ctr_add(&h->st.dup, 1);	/* starts with bytes we have */
 	fresh = (uint64_t)((int64_t)ev->len + d);
 	c->rcv_nxt += fresh;
 	c->in_gap = false;
-	atomic_store_explicit(&c->delivered, c->rcv_nxt - c->origin, memory_order_relaxed);
-	stat_add(&h->st.delivered, fresh);
+	vnic_ctr_set(&c->delivered, c->rcv_nxt - c->origin);
+	vnic_ctr_add(&h->st.delivered, fresh);
 	h->app->deliver(h, c, fresh, ev->ts);
 }
 
@@ -377,7 +377,7 @@ uint64_t vnic_tcpl_timer(struct tcpl_conn *c)
 		return 0;
 	}
 	/* Go back N: resend everything from the oldest unacknowledged byte. */
-	stat_add(&h->st.timeouts, 1);
+	vnic_ctr_add(&h->st.timeouts, 1);
 	c->snd_nxt = c->snd_una;
 	c->rto_cur = min64(c->rto_cur * 2, h->rto_max_ns);
 	c->rto_deadline = h->now + c->rto_cur;

@@ -39,18 +39,6 @@ enum {
 static_assert(VNIC_PKT_MAX_LEN < (1 << TCPL_COOKIE_LEN_BITS), "frame length fits the cookie");
 static_assert(VNIC_WORK_MAX_CONNS <= (1 << (32 - TCPL_COOKIE_LEN_BITS)), "index fits the cookie");
 
-/* Single-writer counter: a plain add, atomic only so others may read it. */
-static inline void stat_add(_Atomic uint64_t *c, uint64_t n)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
-static inline uint64_t stat_rd(const _Atomic uint64_t *c)
-{
-	return atomic_load_explicit(c, memory_order_relaxed);
-}
-
 /* What the rx callback tells the poller about one received segment. */
 struct rx_ev {
 	uint32_t conn;
@@ -104,7 +92,7 @@ struct tcpl_conn {
 	uint32_t tsq_bytes;		/* frame bytes between xmit and tx_done */
 	/* receive side */
 	uint64_t rcv_nxt;
-	_Atomic uint64_t delivered;	/* rcv_nxt - origin, for readers elsewhere */
+	uint64_t delivered;	/* rcv_nxt - origin, for readers elsewhere */
 	uint64_t origin;		/* stream offset both ends start at (0 but in tests) */
 	/* wire constants */
 	uint32_t iss;			/* our sequence number of stream offset 0 */
@@ -138,18 +126,18 @@ struct host_txq {
 
 /* Counters of the poller's cpu. */
 struct host_stats {
-	_Atomic uint64_t tx_pkts, tx_segs, tx_bytes;
-	_Atomic uint64_t delivered;
-	_Atomic uint64_t retransmits, timeouts, lost, ooo, dup;
-	_Atomic uint64_t tx_busy, tx_nobuf, tx_dropped;
-	_Atomic uint64_t tsq_throttled;
-	_Atomic uint64_t tsq_max;	/* most tsq_bytes any connection had */
+	uint64_t tx_pkts, tx_segs, tx_bytes;
+	uint64_t delivered;
+	uint64_t retransmits, timeouts, lost, ooo, dup;
+	uint64_t tx_busy, tx_nobuf, tx_dropped;
+	uint64_t tsq_throttled;
+	uint64_t tsq_max;	/* most tsq_bytes any connection had */
 };
 
 /* Counters of the rx callback's cpu. */
 struct host_rx_stats {
-	_Atomic uint64_t pkts, segs;
-	_Atomic uint64_t bad_hdr, bad_csum, payload, no_conn, overflow;
+	uint64_t pkts, segs;
+	uint64_t bad_hdr, bad_csum, payload, no_conn, overflow;
 };
 
 struct vnic_tcpl_host {

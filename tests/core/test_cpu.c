@@ -13,116 +13,53 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "core/core.h"
-
-enum { HANG_GUARD_S = 120 };
-
-static void nap_us(long us)
-{
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000};
-
-	nanosleep(&ts, NULL);
-}
-
-/* Waits for *flag to become non-zero; false only if the guard expires (a hang). */
-static bool wait_flag(_Atomic int *flag)
-{
-	uint64_t end = vnic_now_ns() + (uint64_t)HANG_GUARD_S * 1000000000ull;
-
-	while (!atomic_load(flag)) {
-		if (vnic_now_ns() > end)
-			return false;
-		nap_us(200);
-	}
-	return true;
-}
-
-static bool wait_asleep(struct vnic_cpu *cpu)
-{
-	uint64_t end = vnic_now_ns() + (uint64_t)HANG_GUARD_S * 1000000000ull;
-
-	while (!atomic_load(&cpu->sleeping)) {
-		if (vnic_now_ns() > end)
-			return false;
-		nap_us(100);
-	}
-	return true;
-}
+#include "pingpong.h"
 
 /* ---------------------------------------------------------------------------
- * Ping-pong: A runs, bumps the counter, schedules B; B does the same back.
- * The counter is a plain variable: only the schedule/take handoff orders
- * the two threads' accesses, which is what TSan checks here.
+ * Ping-pong (tests/support/pingpong.h): each run must have been caused by
+ * exactly one schedule, and no wake-up may be lost.
  * ------------------------------------------------------------------------- */
 
-struct pingpong {
-	struct vnic_cpu cpu[2];
-	struct vnic_poller p[2];
-	uint64_t counter;
-	uint64_t target;
-	uint64_t issued[2]; /* schedules issued by each side, owner-only */
-	_Atomic int done;
-};
-
-static struct pingpong pp;
-
-static int pingpong_poll(struct vnic_poller *p, int budget)
-{
-	int me = p == &pp.p[1];
-
-	(void)budget;
-	if (++pp.counter >= pp.target) {
-		atomic_store(&pp.done, 1);
-		return 0;
-	}
-	pp.issued[me]++;
-	vnic_poller_schedule(&pp.p[!me]);
-	return 0;
-}
+static struct vnic_pingpong pp;
 
 static void run_pingpong(uint64_t busy_poll_ns)
 {
+	static const char *const names[2] = {"ping", "pong"};
 	uint64_t schedules, wakeups = 0;
 	int i;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.target = 100000;
-	for (i = 0; i < 2; i++) {
-		assert_int_equal(vnic_cpu_init(&pp.cpu[i], i ? "pong" : "ping", busy_poll_ns), 0);
-		assert_int_equal(vnic_cpu_add(&pp.cpu[i], &pp.p[i], "pp", pingpong_poll), 0);
-	}
+	vnic_pingpong_init(&pp, names, busy_poll_ns, 100000);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(vnic_cpu_start(&pp.cpu[i]), 0);
 	assert_int_equal(vnic_cpu_start(&pp.cpu[0]), -EBUSY);
-	assert_int_equal(vnic_cpu_add(&pp.cpu[0], &pp.p[1], "late", pingpong_poll), -EBUSY);
+	assert_int_equal(vnic_cpu_add(&pp.cpu[0], &pp.side[1].p, "late", vnic_pingpong_poll),
+			 -EBUSY);
 
 	/* Both idle and asleep: the first schedule has to wake cpu 0. */
-	assert_true(wait_asleep(&pp.cpu[0]));
-	assert_true(wait_asleep(&pp.cpu[1]));
-	vnic_poller_schedule(&pp.p[0]);
-	assert_true(wait_flag(&pp.done));
+	assert_true(vnic_test_wait_asleep(&pp.cpu[0]));
+	assert_true(vnic_test_wait_asleep(&pp.cpu[1]));
+	vnic_pingpong_kick(&pp);
+	assert_true(vnic_test_wait_flag(&pp.done));
 	for (i = 0; i < 2; i++) {
 		vnic_cpu_stop(&pp.cpu[i]);
 		assert_null(pp.cpu[i].thread);
 	}
 
 	assert_int_equal(pp.counter, pp.target);
-	assert_int_equal(pp.p[0].runs + pp.p[1].runs, pp.target);
+	assert_int_equal(pp.side[0].p.runs + pp.side[1].p.runs, pp.target);
 	/* Strict alternation: each run was caused by exactly one schedule. */
-	assert_int_equal(pp.p[0].runs, pp.p[0].schedules);
-	assert_int_equal(pp.p[1].runs, pp.p[1].schedules);
-	schedules = 1 + pp.issued[0] + pp.issued[1];
+	assert_int_equal(pp.side[0].p.runs, pp.side[0].p.schedules);
+	assert_int_equal(pp.side[1].p.runs, pp.side[1].p.schedules);
+	schedules = 1 + pp.side[0].issued + pp.side[1].issued;
 	assert_int_equal(schedules, pp.target);
+	vnic_pingpong_print(&pp);
 	for (i = 0; i < 2; i++) {
 		struct vnic_cpu_stats *st = &pp.cpu[i].stats;
 
-		print_message("cpu %d: loops %llu sleeps %llu wakeups %llu busy_polls %llu\n", i,
-			      (unsigned long long)st->loops, (unsigned long long)st->sleeps,
-			      (unsigned long long)st->wakeups, (unsigned long long)st->busy_polls);
 		assert_int_equal(st->wakeups, atomic_load(&pp.cpu[i].wakeups_in));
 		assert_true(st->wakeups <= st->sleeps);
 		wakeups += st->wakeups;
@@ -192,7 +129,7 @@ static void test_timers_fire_after_deadline(void **state)
 	tm.deadline[0] = vnic_now_ns() + 5000000;
 	vnic_poller_set_timer(&tm.p, tm.deadline[0]);
 	assert_int_equal(vnic_cpu_start(&tcpu), 0);
-	assert_true(wait_flag(&tm.done));
+	assert_true(vnic_test_wait_flag(&tm.done));
 	vnic_cpu_stop(&tcpu);
 
 	assert_int_equal(tm.fires, 3);
@@ -242,7 +179,7 @@ static void test_stop_joins(void **state)
 	/* Busy: never sleeps, still stops. */
 	vnic_poller_schedule(&busy_p);
 	assert_int_equal(vnic_cpu_start(&scpu), 0);
-	assert_true(wait_flag(&busy_seen));
+	assert_true(vnic_test_wait_flag(&busy_seen));
 	vnic_cpu_stop(&scpu);
 	assert_null(scpu.thread);
 	runs = busy_p.runs;
@@ -261,10 +198,10 @@ static void test_stop_joins(void **state)
 
 	/* Restart, let it fall asleep, wake it with a schedule, stop it asleep. */
 	assert_int_equal(vnic_cpu_start(&scpu), 0);
-	assert_true(wait_asleep(&scpu));
+	assert_true(vnic_test_wait_asleep(&scpu));
 	vnic_poller_schedule(&kick_p);
-	assert_true(wait_flag(&kick_seen));
-	assert_true(wait_asleep(&scpu));
+	assert_true(vnic_test_wait_flag(&kick_seen));
+	assert_true(vnic_test_wait_asleep(&scpu));
 	vnic_cpu_stop(&scpu);
 	assert_null(scpu.thread);
 	assert_int_equal(atomic_load(&kick_seen), 1);
@@ -278,29 +215,19 @@ static void test_stop_joins(void **state)
  * Manual mode
  * ------------------------------------------------------------------------- */
 
-static bool pp_done(void *ctx)
-{
-	(void)ctx;
-	return atomic_load(&pp.done);
-}
-
 static void test_manual_pingpong(void **state)
 {
+	static const char *const names[2] = {"manual", "manual"};
 	struct vnic_cpu *cpus[2] = {&pp.cpu[0], &pp.cpu[1]};
-	int i;
 
 	(void)state;
-	memset(&pp, 0, sizeof(pp));
-	pp.target = 1000;
-	for (i = 0; i < 2; i++) {
-		assert_int_equal(vnic_cpu_init(&pp.cpu[i], "manual", 0), 0);
-		assert_int_equal(vnic_cpu_add(&pp.cpu[i], &pp.p[i], "pp", pingpong_poll), 0);
-	}
-	vnic_poller_schedule(&pp.p[0]);
-	assert_int_equal(vnic_cpus_run_until(cpus, 2, pp_done, NULL, 60ull * 1000000000), 0);
+	vnic_pingpong_init(&pp, names, 0, 1000);
+	vnic_pingpong_kick(&pp);
+	assert_int_equal(vnic_cpus_run_until(cpus, 2, vnic_pingpong_done, &pp, 60ull * 1000000000),
+			 0);
 	assert_int_equal(pp.counter, 1000);
-	assert_int_equal(pp.p[0].runs, 500);
-	assert_int_equal(pp.p[1].runs, 500);
+	assert_int_equal(pp.side[0].p.runs, 500);
+	assert_int_equal(pp.side[1].p.runs, 500);
 	/* Nothing slept or woke: manual mode has no futex. */
 	assert_int_equal(pp.cpu[0].stats.sleeps + pp.cpu[1].stats.sleeps, 0);
 	assert_int_equal(atomic_load(&pp.cpu[0].wakeups_in), 0);

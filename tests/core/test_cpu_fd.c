@@ -19,45 +19,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/core.h"
-
-enum { HANG_GUARD_S = 120 };
-
-static void nap_us(long us)
-{
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000};
-
-	nanosleep(&ts, NULL);
-}
-
-static bool wait_count(_Atomic uint64_t *v, uint64_t want)
-{
-	uint64_t end = vnic_now_ns() + (uint64_t)HANG_GUARD_S * 1000000000ull;
-
-	while (atomic_load(v) < want) {
-		if (vnic_now_ns() > end)
-			return false;
-		nap_us(100);
-	}
-	return true;
-}
-
-static bool wait_asleep(struct vnic_cpu *cpu)
-{
-	uint64_t end = vnic_now_ns() + (uint64_t)HANG_GUARD_S * 1000000000ull;
-
-	while (!atomic_load(&cpu->sleeping)) {
-		if (vnic_now_ns() > end)
-			return false;
-		nap_us(100);
-	}
-	return true;
-}
+#include "pingpong.h"
 
 /* ---------------------------------------------------------------------------
  * A pipe reader: drains the pipe until EAGAIN. A byte 'S' makes it stop
@@ -158,27 +125,27 @@ static void run_pipe_wakes(uint64_t busy_poll_ns)
 
 	/* Each write finds the cpu asleep in epoll_wait: the pipe wakes it. */
 	for (i = 0; i < 200; i++) {
-		assert_true(wait_asleep(&rd.cpu));
+		assert_true(vnic_test_wait_asleep(&rd.cpu));
 		put(&rd, "ab");
 		want += 2;
-		assert_true(wait_count(&rd.bytes, want));
+		assert_true(vnic_test_wait_count(&rd.bytes, want));
 	}
 	/* Writes racing with the reader: none is lost. */
 	for (i = 0; i < 20000; i++)
 		put(&rd, "x");
 	want += 20000;
-	assert_true(wait_count(&rd.bytes, want));
+	assert_true(vnic_test_wait_count(&rd.bytes, want));
 
 	/* 'S' stops watching; what follows stays in the pipe ... */
 	put(&rd, "Syz");
 	want += 1;
-	assert_true(wait_count(&rd.bytes, want));
-	assert_true(wait_count(&rd.stops, 1));
+	assert_true(vnic_test_wait_count(&rd.bytes, want));
+	assert_true(vnic_test_wait_count(&rd.stops, 1));
 	/* ... until the owner's thread watches it again (test_mod_fd_*). */
 	vnic_poller_schedule(&rd.ctl);
-	assert_true(wait_count(&rd.ctl_runs, 1));
+	assert_true(vnic_test_wait_count(&rd.ctl_runs, 1));
 	want += 2;
-	assert_true(wait_count(&rd.bytes, want));
+	assert_true(vnic_test_wait_count(&rd.bytes, want));
 
 	vnic_cpu_stop(&rd.cpu);
 	assert_int_equal(atomic_load(&rd.bytes), want);
@@ -217,7 +184,7 @@ static void test_mod_fd_stops_and_restarts(void **state)
 	reader_setup(&rd, 0);
 	assert_int_equal(vnic_cpu_start(&rd.cpu), 0);
 	put(&rd, "aS");
-	assert_true(wait_count(&rd.stops, 1));
+	assert_true(vnic_test_wait_count(&rd.stops, 1));
 	assert_int_equal(atomic_load(&rd.bytes), 2);
 	put(&rd, "bcd");
 	/*
@@ -228,15 +195,15 @@ static void test_mod_fd_stops_and_restarts(void **state)
 	 */
 	for (i = 0; i < 3; i++) {
 		vnic_poller_schedule(&rd.nop);
-		assert_true(wait_count(&rd.nop_runs, (uint64_t)i + 1));
-		assert_true(wait_asleep(&rd.cpu));
-		nap_us(1000);
+		assert_true(vnic_test_wait_count(&rd.nop_runs, (uint64_t)i + 1));
+		assert_true(vnic_test_wait_asleep(&rd.cpu));
+		vnic_test_nap_us(1000);
 	}
 	assert_int_equal(atomic_load(&rd.bytes), 2);
 	assert_int_equal(atomic_load(&rd.stops), 1);
 	/* Watch again from the owner's thread: the data waiting is delivered. */
 	vnic_poller_schedule(&rd.ctl);
-	assert_true(wait_count(&rd.bytes, 5));
+	assert_true(vnic_test_wait_count(&rd.bytes, 5));
 	vnic_cpu_stop(&rd.cpu);
 	assert_int_equal(rd.sum, 'a' + 'S' + 'b' + 'c' + 'd');
 	reader_teardown(&rd);
@@ -246,29 +213,10 @@ static void test_mod_fd_stops_and_restarts(void **state)
  * Schedules across threads: an fd cpu (eventfd wake) against a futex cpu.
  * ------------------------------------------------------------------------- */
 
-struct pingpong {
-	struct vnic_cpu cpu[2];
-	struct vnic_poller p[2];
-	struct vnic_poller idle_fd_p;
-	int fds[2];
-	uint64_t counter, target;
-	_Atomic int done;
-};
-
-static struct pingpong pp;
-
-static int pingpong_poll(struct vnic_poller *p, int budget)
-{
-	int me = p == &pp.p[1];
-
-	(void)budget;
-	if (++pp.counter >= pp.target) {
-		atomic_store(&pp.done, 1);
-		return 0;
-	}
-	vnic_poller_schedule(&pp.p[!me]);
-	return 0;
-}
+/* The ping-pong of tests/support/pingpong.h, and cpu 0 owns an fd that never fires. */
+static struct vnic_pingpong pp;
+static struct vnic_poller idle_fd_p;
+static int idle_fds[2];
 
 static int never_poll(struct vnic_poller *p, int budget)
 {
@@ -280,44 +228,35 @@ static int never_poll(struct vnic_poller *p, int budget)
 
 static void run_pingpong(uint64_t busy_poll_ns)
 {
-	uint64_t end;
+	static const char *const names[2] = {"epoll", "futex"};
 	int i;
 
-	memset(&pp, 0, sizeof(pp));
-	pp.target = 50000;
-	assert_int_equal(pipe2(pp.fds, O_NONBLOCK | O_CLOEXEC), 0);
-	for (i = 0; i < 2; i++) {
-		assert_int_equal(vnic_cpu_init(&pp.cpu[i], i ? "futex" : "epoll", busy_poll_ns), 0);
-		assert_int_equal(vnic_cpu_add(&pp.cpu[i], &pp.p[i], "pp", pingpong_poll), 0);
-	}
+	vnic_pingpong_init(&pp, names, busy_poll_ns, 50000);
+	memset(&idle_fd_p, 0, sizeof(idle_fd_p));
+	assert_int_equal(pipe2(idle_fds, O_NONBLOCK | O_CLOEXEC), 0);
 	/* cpu 0 owns an fd that never fires: it sleeps in epoll_wait. */
-	assert_int_equal(vnic_cpu_add(&pp.cpu[0], &pp.idle_fd_p, "idle", never_poll), 0);
-	assert_int_equal(vnic_cpu_add_fd(&pp.cpu[0], pp.fds[0], EPOLLIN, &pp.idle_fd_p), 0);
+	assert_int_equal(vnic_cpu_add(&pp.cpu[0], &idle_fd_p, "idle", never_poll), 0);
+	assert_int_equal(vnic_cpu_add_fd(&pp.cpu[0], idle_fds[0], EPOLLIN, &idle_fd_p), 0);
 	for (i = 0; i < 2; i++)
 		assert_int_equal(vnic_cpu_start(&pp.cpu[i]), 0);
-	assert_true(wait_asleep(&pp.cpu[0]));
-	vnic_poller_schedule(&pp.p[0]);
-	end = vnic_now_ns() + (uint64_t)HANG_GUARD_S * 1000000000ull;
-	while (!atomic_load(&pp.done) && vnic_now_ns() < end)
-		nap_us(200);
-	assert_true(atomic_load(&pp.done));
+	assert_true(vnic_test_wait_asleep(&pp.cpu[0]));
+	vnic_pingpong_kick(&pp);
+	assert_true(vnic_test_wait_flag(&pp.done));
 	for (i = 0; i < 2; i++)
 		vnic_cpu_stop(&pp.cpu[i]);
 	assert_int_equal(pp.counter, pp.target);
+	vnic_pingpong_print(&pp);
 	for (i = 0; i < 2; i++) {
 		struct vnic_cpu_stats *st = &pp.cpu[i].stats;
 
-		print_message("cpu %d: loops %llu sleeps %llu wakeups %llu\n", i,
-			      (unsigned long long)st->loops, (unsigned long long)st->sleeps,
-			      (unsigned long long)st->wakeups);
 		assert_true(st->wakeups <= st->sleeps);
-		assert_int_equal(pp.p[i].runs, pp.p[i].schedules);
+		assert_int_equal(pp.side[i].p.runs, pp.side[i].p.schedules);
 		vnic_cpu_fini(&pp.cpu[i]);
 	}
 	assert_true(pp.cpu[0].stats.wakeups >= 1);
-	assert_int_equal(pp.idle_fd_p.runs, 0);
-	close(pp.fds[0]);
-	close(pp.fds[1]);
+	assert_int_equal(idle_fd_p.runs, 0);
+	close(idle_fds[0]);
+	close(idle_fds[1]);
 }
 
 static void test_pingpong_eventfd_sleeping(void **state)
@@ -373,7 +312,7 @@ static void test_timers_on_fd_cpu(void **state)
 	tm.deadline[0] = vnic_now_ns() + 2000000;
 	vnic_poller_set_timer(&tm.p, tm.deadline[0]);
 	assert_int_equal(vnic_cpu_start(&rd.cpu), 0);
-	assert_true(wait_count(&tm.done, 1));
+	assert_true(vnic_test_wait_count(&tm.done, 1));
 	vnic_cpu_stop(&rd.cpu);
 	assert_int_equal(tm.fires, 3);
 	for (i = 0; i < 3; i++)

@@ -25,13 +25,22 @@ static uint8_t *map_region(struct h_env *e, size_t size, uint64_t *ioba)
 
 void h_create(struct h_env *e, const struct vnic_dev_config *cfg, const struct vnic_cable_cfg *ccfg)
 {
+	static const char *const names[1] = {"dev-test"};
+	const struct vnic_env_cfg vc = {
+		.ncpus = 1,
+		.cpu_names = names,
+		.nends = 1,
+		.dev = {cfg},
+		.cable = ccfg,
+		.pool_pkts = 4,
+		.pool_size = H_MAX_FRAME,
+	};
+
 	memset(e, 0, sizeof(*e));
-	assert_int_equal(vnic_hv_create(&e->hv, VNIC_MAX_IND_DESCS, NULL), 0);
-	assert_int_equal(vnic_cpu_init(&e->cpu, "dev-test", 0), 0);
-	assert_int_equal(vnic_cable_create(&e->cable, ccfg), 0);
-	e->peer = vnic_cable_end(e->cable, 1);
-	assert_int_equal(vnic_dev_create(&e->dev, e->hv, vnic_cable_end(e->cable, 0), &e->cpu, cfg),
-			 0);
+	vnic_env_create(&e->v, &vc);
+	e->hv = e->v.hv[0];
+	e->dev = e->v.dev[0];
+	e->peer = vnic_cable_end(e->v.cable, 1);
 	e->ctl = map_region(e, H_CTL_SIZE, &e->ctl_ioba);
 	e->tx_ltb = map_region(e, H_TX_LTB_SIZE, &e->tx_ltb_ioba);
 	e->rx_ltb = map_region(e, H_RX_LTB_SIZE, &e->rx_ltb_ioba);
@@ -39,67 +48,36 @@ void h_create(struct h_env *e, const struct vnic_dev_config *cfg, const struct v
 	e->other = map_region(e, H_OTHER_SIZE, &e->other_ioba);
 	e->txcomp_entries = H_COMP_ENTRIES;
 	e->rxcomp_entries = H_COMP_ENTRIES;
-	assert_int_equal(vnic_pkt_pool_init(&e->pool, 4, H_MAX_FRAME, 0), 0);
 	/* the device's first polls: it arms its interrupts */
 	assert_true(h_run(e));
 }
 
 void h_start(struct h_env *e)
 {
-	e->threaded = true;
-	assert_int_equal(vnic_cpu_start(&e->cpu), 0);
+	vnic_env_start(&e->v);
 }
 
 void h_destroy(struct h_env *e)
 {
 	/* the device's thread first: nothing may run while it is freed */
-	vnic_cpu_stop(&e->cpu);
-	vnic_dev_destroy(e->dev);
-	vnic_cpu_fini(&e->cpu);
-	vnic_cable_destroy(e->cable);
-	/* frees the driver rings too */
-	vnic_hv_destroy(e->hv);
+	vnic_env_stop(&e->v);
+	/* the hv frees the driver rings too */
+	vnic_env_destroy(&e->v);
 	free(e->ctl);
 	free(e->tx_ltb);
 	free(e->rx_ltb);
 	free(e->ind);
 	free(e->other);
-	vnic_pkt_pool_fini(&e->pool);
-}
-
-static bool cpu_idle(void *ctx)
-{
-	struct vnic_cpu *cpu = ctx;
-	unsigned int i;
-
-	if (atomic_load(&cpu->pending))
-		return false;
-	for (i = 0; i < cpu->npollers; i++)
-		if (cpu->pollers[i]->deadline_ns)
-			return false;
-	return true;
 }
 
 bool h_run(struct h_env *e)
 {
-	struct vnic_cpu *cpus[1] = {&e->cpu};
-
-	if (e->threaded)
-		return true;
-	return vnic_cpus_run_until(cpus, 1, cpu_idle, &e->cpu, 2000000000ull) == 0;
-}
-
-static bool never(void *ctx)
-{
-	(void)ctx;
-	return false;
+	return vnic_env_run(&e->v);
 }
 
 void h_run_for(struct h_env *e, uint64_t ns)
 {
-	struct vnic_cpu *cpus[1] = {&e->cpu};
-
-	vnic_cpus_run_until(cpus, 1, never, NULL, ns);
+	vnic_env_run_for(&e->v, ns);
 }
 
 /* --- CRQ ---------------------------------------------------------------------------- */
@@ -129,7 +107,7 @@ bool h_exchange(struct h_env *e, const struct vnic_crq *msg, struct vnic_crq *rs
 	uint64_t end;
 
 	assert_int_equal(vnic_hv_send_crq(e->hv, VNIC_HV_CLIENT, msg), VNIC_H_SUCCESS);
-	if (!e->threaded) {
+	if (!e->v.threads) {
 		assert_true(h_run(e));
 		return next_msg(e, rsp);
 	}
@@ -386,7 +364,7 @@ void h_bringup(struct h_env *e, unsigned int ntx, unsigned int nrx)
 	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_SUCCESS);
 	e->link_inds = 0;
 	assert_int_equal(h_link(e, VNIC_LINK_UP), VNIC_RC_SUCCESS);
-	if (e->threaded) {
+	if (e->v.threads) {
 		struct vnic_crq r;
 		uint64_t end = vnic_now_ns() + 10000000000ull;
 
@@ -569,17 +547,10 @@ unsigned int h_rx_comps(struct h_env *e, unsigned int q, struct vnic_rx_comp *ou
 
 uint64_t h_ctr(struct h_env *e, const char *name)
 {
-	uint64_t v = 0;
-
-	if (vnic_dev_counter(e->dev, name, &v))
-		fail_msg("no counter %s", name);
-	return v;
+	return vnic_env_dev_ctr(&e->v, 0, name);
 }
 
 struct vnic_pkt *h_pkt(struct h_env *e)
 {
-	struct vnic_pkt *p = vnic_pkt_alloc(&e->pool);
-
-	assert_non_null(p);
-	return p;
+	return vnic_env_pkt(&e->v);
 }

@@ -18,6 +18,7 @@
 #include "hv/hv.h"
 #include "port/port.h"
 #include "proto/proto.h"
+#include "vnic_env.h"
 
 enum {
 	H_CTL_SIZE = 4096, /* login buffer @0, response @512, offload @1024 */
@@ -36,11 +37,16 @@ enum {
 };
 
 struct h_env {
-	struct vnic_hv *hv;
-	struct vnic_cpu cpu;
-	struct vnic_cable *cable;
+	/*
+	 * One cpu, the cable and the device on its end 0, with its hv; its
+	 * pool holds the frames built by pktgen. v.threads: the device's cpu
+	 * runs its own thread (h_start after h_create), and helpers then wait
+	 * for answers instead of running it.
+	 */
+	struct vnic_env v;
+	struct vnic_hv *hv;	/* v.hv[0] */
+	struct vnic_dev *dev;	/* v.dev[0] */
 	struct vnic_wire *peer; /* cable end 1: the test's side */
-	struct vnic_dev *dev;
 
 	/* driver memory, each its own DMA mapping */
 	uint8_t *ctl, *tx_ltb, *rx_ltb, *ind, *other;
@@ -56,13 +62,6 @@ struct h_env {
 	/* LINK_STATE_INDICATIONs seen while waiting for responses */
 	unsigned int link_inds;
 	struct vnic_crq last_link_ind;
-
-	struct vnic_pkt_pool pool; /* frames built by pktgen */
-	/*
-	 * The device's cpu runs its own thread (vnic_cpu_start after
-	 * h_create): helpers then wait for answers instead of running it.
-	 */
-	bool threaded;
 };
 
 /* cfg / ccfg NULL = defaults. Asserts on failure. */

@@ -554,16 +554,16 @@ static void test_create_rejects(void **state)
 
 	vnic_dev_config_default(&cfg);
 	cfg.max_tx_queues = 17;
-	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->cpu, &cfg), -EINVAL);
+	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->v.cpu[0], &cfg), -EINVAL);
 	vnic_dev_config_default(&cfg);
 	cfg.min_tx_entries = 2048;
-	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->cpu, &cfg), -EINVAL);
+	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->v.cpu[0], &cfg), -EINVAL);
 	vnic_dev_config_default(&cfg);
 	cfg.min_mtu = 2000; /* above the wire's 1500 */
-	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->cpu, &cfg), -EINVAL);
+	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->v.cpu[0], &cfg), -EINVAL);
 	vnic_dev_config_default(&cfg);
 	cfg.min_lso_mss = 10;
-	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->cpu, &cfg), -EINVAL);
+	assert_int_equal(vnic_dev_create(&d, e->hv, e->peer, &e->v.cpu[0], &cfg), -EINVAL);
 }
 
 int main(void)

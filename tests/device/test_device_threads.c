@@ -206,7 +206,7 @@ static void test_threads(void **state)
 
 	/* a clean close, answered once the device is done */
 	assert_int_equal(h_link(e, VNIC_LINK_DOWN), VNIC_RC_SUCCESS);
-	vnic_cpu_stop(&e->cpu);
+	vnic_cpu_stop(&e->v.cpu[0]);
 	assert_int_equal(h_ctr(e, "tx0_packets"), N);
 	assert_int_equal(h_ctr(e, "tx0_completions"), N);
 	assert_int_equal(h_ctr(e, "tx0_lso_packets"), N / 10);

@@ -116,39 +116,43 @@ static void create(struct env *e, unsigned int nsides, const struct vnic_drv_con
 		   bool split)
 {
 	static const char *const names[ENV_CPUS] = {"side-a", "side-b", "devices"};
+	struct vnic_dev_config vc[2];
+	struct vnic_env_cfg cfg = {
+		.ncpus = ENV_CPUS,
+		.cpu_names = names,
+		.nends = nsides,
+		.cable = cable,
+		.pool_pkts = POOL_PKTS,
+		.pool_size = POOL_HEADROOM + VNIC_PKT_MAX_LEN,
+		.pool_headroom = POOL_HEADROOM,
+	};
 	unsigned int i;
 
 	memset(e, 0, sizeof(*e));
 	e->nsides = nsides;
-	for (i = 0; i < ENV_CPUS; i++)
-		assert_int_equal(vnic_cpu_init(&e->cpu[i], names[i], 0), 0);
-	assert_int_equal(vnic_cable_create(&e->cable, cable), 0);
+	for (i = 0; i < nsides; i++) {
+		if (dev)
+			vc[i] = dev[i];
+		else
+			env_dev_config(&vc[i]);
+		cfg.dev[i] = &vc[i];
+		cfg.dev_cpu[i] = split ? 2 : i;
+	}
+	vnic_env_create(&e->v, &cfg);
 	for (i = 0; i < nsides; i++) {
 		struct env_side *s = &e->s[i];
 		struct vnic_drv_config dc;
-		struct vnic_dev_config vc;
 
 		if (drv)
 			dc = drv[i];
 		else
 			env_drv_config(&dc);
-		if (dev)
-			vc = dev[i];
-		else
-			env_dev_config(&vc);
-		dc.cpu = &e->cpu[i];
+		dc.cpu = &e->v.cpu[i];
 		dc.name = i ? "vnicB" : "vnicA";
 		dc.mac[5] = (uint8_t)(i + 1);
-		assert_int_equal(vnic_hv_create(&s->hv, VNIC_MAX_IND_DESCS, NULL), 0);
-		assert_int_equal(vnic_dev_create(&s->dev, s->hv, vnic_cable_end(e->cable, i),
-						 &e->cpu[split ? 2 : i], &vc),
-				 0);
-		assert_int_equal(vnic_drv_create(&s->drv, s->hv, &dc), 0);
+		assert_int_equal(vnic_drv_create(&s->drv, e->v.hv[i], &dc), 0);
 		vnic_netdev_attach(vnic_drv_netdev(s->drv), &host_ops, &s->host);
 	}
-	assert_int_equal(vnic_pkt_pool_init(&e->pool, POOL_PKTS, POOL_HEADROOM + VNIC_PKT_MAX_LEN,
-					    POOL_HEADROOM),
-			 0);
 	/* the devices' first polls: they arm their interrupts */
 	assert_true(env_run(e));
 }
@@ -167,83 +171,45 @@ void env_create_split(struct env *e, unsigned int nsides, const struct vnic_drv_
 
 void env_start(struct env *e)
 {
-	unsigned int i;
-
-	for (i = 0; i < ENV_CPUS; i++)
-		assert_int_equal(vnic_cpu_start(&e->cpu[i]), 0);
-	e->threads = true;
+	vnic_env_start(&e->v);
 }
 
 void env_destroy(struct env *e)
 {
 	unsigned int i;
 
-	for (i = 0; i < ENV_CPUS; i++)
-		vnic_cpu_stop(&e->cpu[i]);
-	for (i = 0; i < e->nsides; i++) {
+	vnic_env_stop(&e->v);
+	for (i = 0; i < e->nsides; i++)
 		vnic_drv_destroy(e->s[i].drv);
-		vnic_dev_destroy(e->s[i].dev);
-	}
-	for (i = 0; i < ENV_CPUS; i++)
-		vnic_cpu_fini(&e->cpu[i]);
-	vnic_cable_destroy(e->cable);
-	for (i = 0; i < e->nsides; i++) {
-		vnic_hv_destroy(e->s[i].hv);
+	vnic_env_destroy(&e->v);
+	for (i = 0; i < e->nsides; i++)
 		free(e->s[i].host.expect);
-	}
-	assert_int_equal(e->pool.nfree, e->pool.count);
-	vnic_pkt_pool_fini(&e->pool);
 }
 
 int env_open(struct env *e, unsigned int i)
 {
-	struct vnic_cpu *cpus[ENV_CPUS] = {&e->cpu[0], &e->cpu[1], &e->cpu[2]};
+	struct vnic_cpu *cpus[ENV_CPUS];
+	unsigned int n = vnic_env_cpus(&e->v, cpus);
 
-	return vnic_drv_open(e->s[i].drv, e->threads ? NULL : cpus, ENV_CPUS, 5000000000ull);
+	return vnic_drv_open(e->s[i].drv, e->v.threads ? NULL : cpus, n, 5000000000ull);
 }
 
 int env_close(struct env *e, unsigned int i)
 {
-	struct vnic_cpu *cpus[ENV_CPUS] = {&e->cpu[0], &e->cpu[1], &e->cpu[2]};
+	struct vnic_cpu *cpus[ENV_CPUS];
+	unsigned int n = vnic_env_cpus(&e->v, cpus);
 
-	return vnic_drv_close(e->s[i].drv, e->threads ? NULL : cpus, ENV_CPUS, 5000000000ull);
-}
-
-static bool idle(void *ctx)
-{
-	struct env *e = ctx;
-	unsigned int c, i;
-
-	for (c = 0; c < ENV_CPUS; c++) {
-		struct vnic_cpu *cpu = &e->cpu[c];
-
-		if (atomic_load(&cpu->pending))
-			return false;
-		for (i = 0; i < cpu->npollers; i++)
-			if (cpu->pollers[i]->deadline_ns)
-				return false;
-	}
-	return true;
+	return vnic_drv_close(e->s[i].drv, e->v.threads ? NULL : cpus, n, 5000000000ull);
 }
 
 bool env_run(struct env *e)
 {
-	struct vnic_cpu *cpus[ENV_CPUS] = {&e->cpu[0], &e->cpu[1], &e->cpu[2]};
-
-	return vnic_cpus_run_until(cpus, ENV_CPUS, idle, e, 2000000000ull) == 0;
-}
-
-static bool never(void *ctx)
-{
-	(void)ctx;
-	return false;
+	return vnic_env_run(&e->v);
 }
 
 void env_run_for(struct env *e, uint64_t ns)
 {
-	struct vnic_cpu *cpus[ENV_CPUS] = {&e->cpu[0], &e->cpu[1], &e->cpu[2]};
-
-	vnic_cpus_run_until(cpus, ENV_CPUS, never, NULL, ns);
+	vnic_env_run_for(&e->v, ns);
 }
 
 uint64_t env_drv_ctr(struct env *e, unsigned int side, const char *name)
@@ -257,21 +223,14 @@ uint64_t env_drv_ctr(struct env *e, unsigned int side, const char *name)
 
 uint64_t env_dev_ctr(struct env *e, unsigned int side, const char *name)
 {
-	uint64_t v = 0;
-
-	if (vnic_dev_counter(e->s[side].dev, name, &v))
-		fail_msg("no device counter %s", name);
-	return v;
+	return vnic_env_dev_ctr(&e->v, side, name);
 }
 
 /* --- frames ------------------------------------------------------------------------ */
 
 struct vnic_pkt *env_pkt(struct env *e)
 {
-	struct vnic_pkt *p = vnic_pkt_alloc(&e->pool);
-
-	assert_non_null(p);
-	return p;
+	return vnic_env_pkt(&e->v);
 }
 
 struct vnic_pkt *env_frame(struct env *e, const struct vnic_pktgen_flow *f, uint32_t off,

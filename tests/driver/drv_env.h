@@ -17,8 +17,9 @@
 
 #include "device/device.h"
 #include "driver/driver.h"
-#include "port/port.h"
 #include "pktgen.h"
+#include "port/port.h"
+#include "vnic_env.h"
 
 enum {
 	ENV_MAX_EXPECT = 256,
@@ -58,9 +59,8 @@ struct env_host {
 	uint64_t tx_wakes;
 };
 
+/* Side i: v.hv[i] and v.dev[i] below, and these. */
 struct env_side {
-	struct vnic_hv *hv;
-	struct vnic_dev *dev;
 	struct vnic_drv *drv;
 	struct env_host host;
 };
@@ -68,13 +68,13 @@ struct env_side {
 enum { ENV_CPUS = 3 };
 
 struct env {
-	/* cpu[i]: side i's driver (and device, unless split: then both devices on cpu[2]) */
-	struct vnic_cpu cpu[ENV_CPUS];
-	struct vnic_cable *cable;
+	/*
+	 * v.cpu[i]: side i's driver (and device, unless split: then both
+	 * devices on cpu[2]). v.pool: the packets the test sends.
+	 */
+	struct vnic_env v;
 	struct env_side s[2];
 	unsigned int nsides;
-	struct vnic_pkt_pool pool; /* packets the test sends (side 0's or 1's cpu: manual) */
-	bool threads;
 };
 
 /* Defaults for the tests: small rings (64 entries), everything else as shipped. */

@@ -60,7 +60,7 @@ static void test_open_close(void **state)
 	nd = vnic_drv_netdev(e.s[0].drv);
 	assert_false(vnic_drv_is_open(e.s[0].drv));
 	assert_true(nd->ops->tx_stopped(nd, 0));
-	assert_ptr_equal(vnic_netdev_tx_cpu(nd, 0), &e.cpu[0]);
+	assert_ptr_equal(vnic_netdev_tx_cpu(nd, 0), &e.v.cpu[0]);
 
 	assert_int_equal(env_open(&e, 0), 0);
 	assert_true(vnic_drv_is_open(e.s[0].drv));
@@ -724,7 +724,7 @@ static void test_reclaim_orphan(void **state)
 static void server_send(struct env *e, unsigned int side, uint32_t handle,
 			const union vnic_subcrq_entry *x)
 {
-	assert_int_equal(vnic_hv_send_subcrq(e->s[side].hv, VNIC_HV_SERVER, handle, x),
+	assert_int_equal(vnic_hv_send_subcrq(e->v.hv[side], VNIC_HV_SERVER, handle, x),
 			 VNIC_H_SUCCESS);
 }
 
@@ -1067,7 +1067,7 @@ static void test_partner_reset(void **state)
 	memset(&m, 0, sizeof(m));
 	m.first = VNIC_CRQ_XPORT_EVENT;
 	m.xport.reason = VNIC_XPORT_RESET;
-	assert_int_equal(vnic_hv_send_crq(e.s[0].hv, VNIC_HV_SERVER, &m), VNIC_H_SUCCESS);
+	assert_int_equal(vnic_hv_send_crq(e.v.hv[0], VNIC_HV_SERVER, &m), VNIC_H_SUCCESS);
 	assert_true(env_run(&e));
 	assert_int_equal(env_drv_ctr(&e, 0, "xport_events"), 1);
 	assert_int_equal(env_drv_ctr(&e, 0, "resets"), 1);
@@ -1132,7 +1132,7 @@ static void test_transport_closed(void **state)
 	open_all(&e);
 	nd = vnic_drv_netdev(e.s[0].drv);
 	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_UDP);
-	vnic_hv_crq_set_open(e.s[0].hv, false);
+	vnic_hv_crq_set_open(e.v.hv[0], false);
 	assert_int_equal(env_xmit(&e, 0, 0, env_frame(&e, &f, 0, 10), true), VNIC_TX_OK);
 	assert_int_equal(env_xmit(&e, 0, 0, env_frame(&e, &f, 1, 10), false), VNIC_TX_OK);
 	assert_int_equal(env_drv_ctr(&e, 0, "tx0_flush_rc_closed"), 1);
@@ -1142,11 +1142,11 @@ static void test_transport_closed(void **state)
 	assert_true(nd->ops->tx_stopped(nd, 0));
 	assert_true(env_run(&e));
 
-	vnic_hv_crq_set_open(e.s[0].hv, true);
+	vnic_hv_crq_set_open(e.v.hv[0], true);
 	memset(&m, 0, sizeof(m));
 	m.first = VNIC_CRQ_XPORT_EVENT;
 	m.xport.reason = VNIC_XPORT_PARTNER_CLOSED;
-	assert_int_equal(vnic_hv_send_crq(e.s[0].hv, VNIC_HV_SERVER, &m), VNIC_H_SUCCESS);
+	assert_int_equal(vnic_hv_send_crq(e.v.hv[0], VNIC_HV_SERVER, &m), VNIC_H_SUCCESS);
 	assert_true(env_run(&e));
 	assert_true(vnic_drv_is_open(e.s[0].drv));
 	assert_false(nd->ops->tx_stopped(nd, 0));

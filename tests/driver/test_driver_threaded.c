@@ -223,7 +223,7 @@ static void run_traffic(enum vnic_drv_tx_reclaim reclaim, unsigned int total, bo
 	r.seed = s.flow.seed;
 	s.total = total;
 	s.nd = vnic_drv_netdev(e.s[0].drv);
-	assert_int_equal(vnic_cpu_add(&e.cpu[0], &s.poller, "sender", sender_poll), 0);
+	assert_int_equal(vnic_cpu_add(&e.v.cpu[0], &s.poller, "sender", sender_poll), 0);
 	vnic_netdev_attach(s.nd, &a_ops, &s);
 	vnic_netdev_attach(vnic_drv_netdev(e.s[1].drv), &b_ops, &r);
 
@@ -248,15 +248,15 @@ static void run_traffic(enum vnic_drv_tx_reclaim reclaim, unsigned int total, bo
 	assert_int_equal(env_close(&e, 1), 0);
 	assert_false(vnic_drv_is_open(e.s[1].drv));
 	for (unsigned int i = 0; i < ENV_CPUS; i++)
-		vnic_cpu_stop(&e.cpu[i]);
+		vnic_cpu_stop(&e.v.cpu[i]);
 
 	/*
 	 * Every frame is accounted for: delivered and checked, or dropped by
 	 * B's device with a reason (B's thread fell behind and had no buffer
 	 * posted; or, if the traffic had not settled, B's link was already down).
 	 */
-	assert_int_equal(vnic_dev_counter(e.s[1].dev, "rx0_drop_no_buffer", &v), 0);
-	assert_int_equal(vnic_dev_counter(e.s[1].dev, "rx_drop_link_down", &w), 0);
+	assert_int_equal(vnic_dev_counter(e.v.dev[1], "rx0_drop_no_buffer", &v), 0);
+	assert_int_equal(vnic_dev_counter(e.v.dev[1], "rx_drop_link_down", &w), 0);
 	drops = v + w;
 	/*
 	 * A's device may refuse a packet whose header descriptors it does not
@@ -267,7 +267,7 @@ static void run_traffic(enum vnic_drv_tx_reclaim reclaim, unsigned int total, bo
 	 * tells the host: every such packet is accounted for, nothing else may
 	 * be missing.
 	 */
-	assert_int_equal(vnic_dev_counter(e.s[0].dev, "tx0_drop_hdrs_incomplete", &refused), 0);
+	assert_int_equal(vnic_dev_counter(e.v.dev[0], "tx0_drop_hdrs_incomplete", &refused), 0);
 	assert_int_equal(atomic_load(&s.tx_done_ok) + atomic_load(&s.tx_done_dropped), total);
 	assert_int_equal(atomic_load(&s.tx_done_dropped), refused);
 	assert_int_equal(vnic_drv_counter(e.s[0].drv, "tx0_comp_errors", &v), 0);
