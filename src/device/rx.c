@@ -240,6 +240,8 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 		return comp_send(dev, rxq, &e);
 	}
 	memcpy(dst, f->data, f->len);
+	/* The cost model's DMA: the device writes the frame into the client's memory. */
+	vnic_hv_dma_charge(dev->hv, f->len);
 	if (err == VNIC_PARSE_OK)
 		flags = csum_flags(rxq, f->data, &h);
 	else

@@ -350,6 +350,8 @@ static enum tx_drop check_buffer(struct vnic_dev *dev, struct tx_req *r)
 	r->frame = vnic_hv_dma_translate(dev->hv, ioba, r->len);
 	if (!r->frame)
 		return TX_DROP_BAD_IOBA;
+	/* The cost model's DMA: the device reads the frame out of the client's memory. */
+	vnic_hv_dma_charge(dev->hv, r->len);
 	if (!lso) {
 		uint16_t type = (uint16_t)(r->frame[12] << 8 | r->frame[13]);
 		bool tagged = type == VNIC_ETH_P_8021Q || type == VNIC_ETH_P_8021AD;
