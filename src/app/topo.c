@@ -185,7 +185,7 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 	char prefix[32];
 
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
-		const struct vnic_hv_stats *hs;
+		struct vnic_hv_stats hs;
 		struct vnic_cable_stats cs;
 
 		snprintf(prefix, sizeof(prefix), "drv_%s.", side_name[s]);
@@ -195,9 +195,9 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 		n = vnic_dev_counters(t->dev[s], tmp, COUNTERS_PER_OBJECT);
 		at = add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
 
-		hs = vnic_hv_stats(t->hv[s]);
+		vnic_hv_stats(t->hv[s], &hs);
 		n = 0;
-#define HV(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = hs->f
+#define HV(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = hs.f
 		HV(send_crq);
 		HV(send_subcrq);
 		HV(send_subcrq_indirect);

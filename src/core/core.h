@@ -146,6 +146,13 @@ void vnic_poller_schedule(struct vnic_poller *p);
 void vnic_poller_set_timer(struct vnic_poller *p, uint64_t deadline_ns);
 /* Starts the thread. 0 or -errno. */
 int vnic_cpu_start(struct vnic_cpu *cpu);
+/*
+ * The cpu whose pollers the calling thread is running (its thread, or a
+ * manual step of vnic_cpu_run_once); NULL on any other thread. For
+ * same-cpu contracts (struct vnic_txq) to be checked, not for datapath
+ * decisions.
+ */
+struct vnic_cpu *vnic_cpu_self(void);
 /* Asks the thread to stop and joins it. Pollers still scheduled stay so. */
 void vnic_cpu_stop(struct vnic_cpu *cpu);
 /*
@@ -172,6 +179,12 @@ struct vnic_napi;
 /*
  * The interrupt source a NAPI instance masks while it polls: the hv sub-CRQ
  * interrupt for a driver queue, the wire's notification for a device engine.
+ *
+ * Ordering contract: enable publishes the arm with (at least) a release
+ * store; NAPI puts a full store->load fence between enable and pending, so
+ * that a producer that publishes work, fences, and finds the source
+ * disarmed is always caught by the pending check. The producer side fences
+ * itself (the hv's irq_armed, the cable's should_notify).
  */
 struct vnic_irq_ops {
 	void (*enable)(void *ctx);
@@ -320,12 +333,19 @@ typedef void (*vnic_txq_wake_fn)(void *ctx, struct vnic_txq *txq);
 /*
  * Contract: xmit and the tx completion of one queue run on the same cpu (the
  * queue's owner), as ndo_start_xmit and NAPI tx reclaim serialise in Linux;
- * so the DQL needs no atomics. state is atomic because a port may read it
- * from another thread to stop reading its source.
+ * so the DQL needs no atomics, and the stop/wake sequence needs no barrier
+ * and re-check of room (the netif_tx_stop_queue race needs two threads).
+ * Debug builds assert it: every call but vnic_txq_stopped, made from a
+ * cpu's thread, must come from owner (set it after init; NULL: unchecked).
+ * A driver that completes on another cpu must first make the DQL fields
+ * atomic and add the stop, full barrier, re-check, wake sequence.
+ * state is atomic because a port may read it from another thread to stop
+ * reading its source.
  */
 struct vnic_txq {
 	struct vnic_dql dql;
 	_Atomic uint32_t state;
+	const struct vnic_cpu *owner;
 	bool bql_enabled;
 	vnic_txq_wake_fn wake;
 	void *wake_ctx;

@@ -487,10 +487,20 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 		     atomic_load_explicit(&cpu->wakeups_in, memory_order_relaxed));
 }
 
+/* The cpu whose pollers this thread runs now: its own thread, or a manual step. */
+static __thread struct vnic_cpu *running;
+
+struct vnic_cpu *vnic_cpu_self(void)
+{
+	return running;
+}
+
 static void *cpu_thread(void *arg)
 {
 	struct vnic_cpu *cpu = arg;
 	uint64_t again = 0;
+
+	running = cpu;
 
 	while (!stopping(cpu)) {
 		uint64_t next_timer, mask;
@@ -562,6 +572,7 @@ void vnic_cpu_stop(struct vnic_cpu *cpu)
 unsigned int vnic_cpu_run_once(struct vnic_cpu *cpu)
 {
 	uint64_t next_timer, mask, again;
+	struct vnic_cpu *prev;
 
 	vnic_ctr_inc(&cpu->stats.loops);
 	mask = take_pending(cpu) | due_timers(cpu, &next_timer);
@@ -569,7 +580,10 @@ unsigned int vnic_cpu_run_once(struct vnic_cpu *cpu)
 		mask |= fds_take(cpu->fds, 0);
 	if (!mask)
 		return 0;
+	prev = running;
+	running = cpu;
 	again = run_mask(cpu, mask);
+	running = prev;
 	if (again)
 		atomic_fetch_or_explicit(&cpu->pending, again, memory_order_relaxed);
 	return (unsigned int)__builtin_popcountll(mask);

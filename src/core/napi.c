@@ -45,6 +45,8 @@ static bool take_sched(struct vnic_napi *napi)
  * producer finds the interrupt armed and raises it. Without it the enable
  * store could sit in our store buffer while we read an empty ring, and the
  * producer read "disarmed": the entry would wait for the next interrupt.
+ * This is the only fence of the re-arm: the sources' enable is a release
+ * store (struct vnic_irq_ops in core.h), so each re-arm costs one fence.
  */
 static inline void rearm_barrier(void)
 {
@@ -63,9 +65,18 @@ static int napi_poller(struct vnic_poller *p, int budget)
 	uint64_t completes = napi->stats.completes;
 	int work;
 
-	if (!(atomic_load_explicit(&napi->state, memory_order_acquire) & VNIC_NAPI_SCHED) &&
-	    take_sched(napi))
+	if (!(atomic_load_explicit(&napi->state, memory_order_acquire) & VNIC_NAPI_SCHED)) {
+		/*
+		 * Lost the race to an interrupt between the load and here: the
+		 * winner owns the instance and has scheduled this poller, which
+		 * runs again under its SCHED. Polling now would be a second
+		 * writer of the poll's state and counters, and the completion
+		 * would clear a SCHED that is not ours.
+		 */
+		if (!take_sched(napi))
+			return 0;
 		irq_disable(napi);
+	}
 
 	work = napi->poll(napi, napi->weight);
 	if (work < 0)

@@ -610,11 +610,13 @@ static unsigned int tx_one(struct dev_txq *txq, const struct vnic_subcrq *q,
 	why = read_hdrs(q, &r);
 	if (why == TX_DROP_HDRS_INCOMPLETE && txq->hdrs_wait != q->cur + 1) {
 		/*
-		 * The hv publishes an indirect batch entry by entry, front to
-		 * back, so on another thread we may see a descriptor before the
-		 * header descriptors sent with it. Look once more a little
-		 * later; still missing then, it was never sent (a direct send
-		 * cannot carry them): refused.
+		 * The hv publishes an indirect batch last entry first (its
+		 * valid byte released last: src/hv/subcrq.c), so the acquire
+		 * that showed us this descriptor also shows every header
+		 * descriptor sent with it; missing ones were never sent (a
+		 * direct send cannot carry them). One more look a poll later
+		 * costs nothing and tolerates a producer that publishes front
+		 * to back (a future hv over shared memory may); then refused.
 		 */
 		txq->hdrs_wait = q->cur + 1;
 		vnic_ctr_inc(&txq->st.hdrs_waits);

@@ -261,6 +261,7 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 		txq->idx = i;
 		atomic_init(&txq->napi_rxq, 0);
 		vnic_txq_init(&txq->txq, cfg->bql, vnic_drv_txq_wake_cb, txq);
+		txq->txq.owner = cfg->cpu; /* xmit and reclaim both run there */
 		/* Nothing is sent before the link is up: a host gets BUSY, then tx_wake. */
 		vnic_txq_stop(&txq->txq);
 	}

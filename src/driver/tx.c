@@ -119,6 +119,12 @@ static void slot_release(struct drv_txq *txq, struct drv_pool *pool, struct tx_s
 		host_tx_done(txq, s->cookie, s->bytes, status);
 }
 
+/*
+ * The ring has room again. No barrier before the state is read, and the
+ * stop in tx_reserve has no barrier and re-check of room: xmit and this
+ * reclaim run on the same cpu (struct vnic_txq's contract, asserted in
+ * core/txq.c), so neither can run between the other's check and act.
+ */
 static void maybe_wake(struct drv_txq *txq)
 {
 	if (!(atomic_load_explicit(&txq->txq.state, memory_order_relaxed) & VNIC_TXQ_DRV_XOFF))

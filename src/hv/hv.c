@@ -115,7 +115,7 @@ static void stats_add(struct vnic_hv_stats *dst, const struct vnic_hv_stats *src
  * shared between the driver's and the device's threads per hcall); this sums
  * them. Control path: takes the table lock so no ring is freed meanwhile.
  */
-const struct vnic_hv_stats *vnic_hv_stats(const struct vnic_hv *chv)
+void vnic_hv_stats(const struct vnic_hv *chv, struct vnic_hv_stats *out)
 {
 	struct vnic_hv *hv = (struct vnic_hv *)chv;
 	struct vnic_hv_stats s = { 0 };
@@ -135,9 +135,8 @@ const struct vnic_hv_stats *vnic_hv_stats(const struct vnic_hv *chv)
 		s.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
 		s.rc_busy += vnic_ctr_read(&q->full);
 	}
-	hv->snap = s;
 	pthread_mutex_unlock(&hv->lock);
-	return &hv->snap;
+	*out = s;
 }
 
 const struct vnic_hv_cost *vnic_hv_cost(const struct vnic_hv *hv)

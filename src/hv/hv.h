@@ -83,7 +83,11 @@ struct vnic_hv;
 /* 0 or -errno. max_ind_descs: the hypervisor's limit for indirect sends (16..128). */
 int vnic_hv_create(struct vnic_hv **hv, uint32_t max_ind_descs, const struct vnic_hv_cost *cost);
 void vnic_hv_destroy(struct vnic_hv *hv);
-const struct vnic_hv_stats *vnic_hv_stats(const struct vnic_hv *hv);
+/*
+ * The counters summed over every ring, into the caller's out: any thread,
+ * any number at once (each caller has its own copy).
+ */
+void vnic_hv_stats(const struct vnic_hv *hv, struct vnic_hv_stats *out);
 const struct vnic_hv_cost *vnic_hv_cost(const struct vnic_hv *hv);
 uint32_t vnic_hv_max_ind_descs(const struct vnic_hv *hv);
 

@@ -149,10 +149,9 @@ struct vnic_hv {
 	/* rare events, any thread */
 	struct vnic_hv_stats glob vnic_cacheline_aligned;
 	/* control path */
-	pthread_mutex_t lock vnic_cacheline_aligned;	/* sub-CRQ table, snapshot */
+	pthread_mutex_t lock vnic_cacheline_aligned;	/* sub-CRQ table */
 	uint32_t next_gen;
 	struct vnic_hv_stats retired;		/* counters of freed sub-CRQs */
-	struct vnic_hv_stats snap;		/* what vnic_hv_stats returns */
 	struct crq_ring crq[2];			/* indexed by the receiving side */
 	struct subcrq_slot slots[VNIC_HV_MAX_SUBCRQS];
 	struct dma_table dma;
@@ -178,11 +177,19 @@ static inline void irq_call(struct vnic_hv *hv, vnic_hv_irq_fn *fn, void **ctx)
 		f(__atomic_load_n(ctx, __ATOMIC_RELAXED));
 }
 
-/* Consumer: arm an interrupt; the fence pairs with the producer's in irq_raise. */
+/*
+ * Consumer: arm an interrupt. Release: what the consumer did before (its
+ * poll) happens before the handler the producer then calls (irq_armed
+ * acquires). The store->load fence that pairs with the producer's in
+ * irq_armed is NAPI's, between irq->enable and irq->pending (struct
+ * vnic_irq_ops in core.h). The other arms are set-up (open, login): the
+ * ring is empty and its producer starts only after a CRQ exchange, whose
+ * release/acquire of the valid byte orders this store before its first
+ * publish.
+ */
 static inline void irq_arm(_Atomic uint32_t *enabled)
 {
-	atomic_store_explicit(enabled, 1, memory_order_seq_cst);
-	irq_store_load_fence();
+	atomic_store_explicit(enabled, 1, memory_order_release);
 }
 
 static inline void irq_disarm(_Atomic uint32_t *enabled)

@@ -52,24 +52,32 @@ static uint32_t load_tail(struct cable_dir *d)
 
 /*
  * The notification is a store-buffering pair: the producer stores head then
- * loads armed; the consumer stores armed then loads head. The full fence on
- * each side (arm_irq, should_notify) guarantees at least one of them sees
- * the other's store, so a frame committed while the receiver re-arms either
- * gets a notification or is found by the receiver's pending() check.
+ * loads armed; the consumer stores armed then loads head (its pending()
+ * check). A store->load fence on each side guarantees at least one of them
+ * sees the other's store, so a frame committed while the receiver re-arms
+ * either gets a notification or is found by the receiver's pending() check.
+ * The consumer's fence is NAPI's (vnic_napi_complete_done puts one between
+ * irq->enable and irq->pending, the contract of struct vnic_irq_ops); the
+ * producer's is here.
+ *
+ * Beyond that, the arm is a release and the take an acquire, as the hv's
+ * interrupts are: what the receiver did before arming (its NAPI poll, the
+ * release of SCHED) happens before what the notification makes the sender
+ * do (vnic_napi_schedule of that NAPI), so the poll it causes never starts
+ * from a stale view on a weakly ordered CPU.
  */
 static void arm_irq(struct cable_dir *d)
 {
-	atomic_store_explicit(&d->armed, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	atomic_store_explicit(&d->armed, 1, memory_order_release);
 }
 
 static bool should_notify(struct cable_dir *d)
 {
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!atomic_load_explicit(&d->armed, memory_order_relaxed))
+	if (!atomic_load_explicit(&d->armed, memory_order_acquire))
 		return false;
 	/* The exchange makes exactly one commit take the notification. */
-	return atomic_exchange_explicit(&d->armed, 0, memory_order_relaxed);
+	return atomic_exchange_explicit(&d->armed, 0, memory_order_acq_rel);
 }
 
 /* ---- helpers ------------------------------------------------------------ */

@@ -375,8 +375,13 @@ static void tap_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsign
 {
 	struct vnic_tap *tap = ctx;
 	struct tap_out_stats *st = &tap->out[queue % VNIC_TAP_MAX_QUEUES];
+	/*
+	 * Acquire, and first: pairs with the release of RUNNING in
+	 * vnic_tap_start, so the queue count and fds set before it are the
+	 * ones read here, on the driver's cpu.
+	 */
+	bool stopped = atomic_load_explicit(&tap->state, memory_order_acquire) == TAP_STOPPED;
 	unsigned int nact = atomic_load_explicit(&tap->nactive, memory_order_relaxed);
-	bool stopped = atomic_load_explicit(&tap->state, memory_order_relaxed) == TAP_STOPPED;
 	int fd = tap->q[queue % (nact ? nact : 1)].fd;
 	unsigned int i;
 

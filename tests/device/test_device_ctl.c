@@ -252,6 +252,7 @@ static void test_login_malformed(void **state)
 {
 	struct h_env *e = *state;
 	uint32_t len, handle1;
+	struct vnic_hv_stats hs;
 
 	h_init(e);
 	h_version(e);
@@ -323,7 +324,8 @@ static void test_login_malformed(void **state)
 	assert_int_equal(h_ctr(e, "state"), 2);
 	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_SUCCESS);
 	assert_int_equal(h_ctr(e, "state"), 3);
-	assert_int_equal(vnic_hv_stats(e->hv)->rc_parameter, 0);
+	vnic_hv_stats(e->hv, &hs);
+	assert_int_equal(hs.rc_parameter, 0);
 }
 
 /* --- offloads --------------------------------------------------------------------- */

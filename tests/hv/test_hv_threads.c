@@ -199,7 +199,10 @@ static void run_spsc(uint32_t ring, uint32_t max_ind, uint64_t n)
 	/* both paths were exercised */
 	assert_true(s.direct > 0 && s.indirect > 0);
 	{
-		const struct vnic_hv_stats *st = vnic_hv_stats(s.hv);
+		struct vnic_hv_stats copy;
+		const struct vnic_hv_stats *st = &copy;
+
+		vnic_hv_stats(s.hv, &copy);
 
 		assert_true(st->send_subcrq == s.direct);
 		assert_true(st->send_subcrq_indirect == s.indirect);
