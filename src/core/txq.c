@@ -21,6 +21,7 @@ static inline void owner_check(const struct vnic_txq *txq)
 	const struct vnic_cpu *self = vnic_cpu_self();
 
 	assert(!txq->owner || !self || self == txq->owner);
+	(void)txq;
 	(void)self;
 }
 
