@@ -82,7 +82,7 @@ static const char *current;
 /* Loads tmpdir/current/name, whose first column must be first. */
 static void csv_load_first(struct csv *c, const char *name, const char *first)
 {
-	char path[512], *line, *next;
+	char path[1024], *line, *next;
 
 	memset(c, 0, sizeof(*c));
 	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, current, name);
@@ -134,7 +134,7 @@ static double val(const struct csv *c, const char *workload, const char *variant
 
 static bool exists(const char *name)
 {
-	char path[512];
+	char path[1024];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, current, name);
