@@ -37,7 +37,9 @@ struct vnic_topo_config {
 	struct vnic_cable_cfg cable;
 	struct vnic_hv_cost cost;	/* both hypervisors */
 	uint32_t hv_max_ind_descs;	/* the hypervisor's indirect limit (default 128) */
-	uint64_t busy_poll_ns;		/* cpu spin before sleeping */
+	uint64_t busy_poll_ns;		/* cpu spin before sleeping, at most */
+	enum vnic_cpu_spin spin;	/* adaptive (default) or fixed */
+	uint32_t threads;		/* cpu threads: 2 (a side each, default) or 1 (both) */
 	uint32_t host_pkts;		/* per side, packets in the host's pool */
 	uint32_t host_buf_size;		/* bytes per host packet buffer */
 };
@@ -353,6 +355,7 @@ struct vnic_bench_run {
 	uint64_t elapsed_ns;
 	double cpu_s;			/* the whole process during the traffic */
 	double thread_cpu_s[VNIC_TOPO_SIDES];	/* each side's cpu thread, likewise */
+	double spin_cpu_s[VNIC_TOPO_SIDES];	/* of which spent spinning without work */
 	bool pools_full;		/* every driver pool full after quiesce and close */
 	bool quiesced;			/* all data acknowledged before close */
 	struct vnic_bench_interval *intervals;	/* one a second, and the last part */
@@ -363,6 +366,15 @@ struct vnic_bench_run {
 	struct vnic_ctl *ctl;		/* o->ctl: served until vnic_bench_run returns */
 	_Atomic bool stop;		/* any thread: end the traffic now (within 0.1 s) */
 };
+
+/*
+ * Work CPU: the cpu threads' CPU time less their idle spin, the figure a
+ * policy changes (the spin only says how long a thread waited). Per
+ * transaction and per GB of payload, in ns; 0 when there were none.
+ */
+double vnic_bench_work_cpu_s(const struct vnic_bench_run *r);
+double vnic_bench_work_ns_per_txn(const struct vnic_bench_run *r);
+double vnic_bench_work_ns_per_gb(const struct vnic_bench_run *r);
 
 void vnic_bench_opts_default(struct vnic_bench_opts *o, enum vnic_workload wl);
 /* argv[0] is "bench"-relative: argv[1] the workload. 0, 1 (help printed), or -EINVAL (message printed). */
@@ -402,7 +414,6 @@ struct vnic_link_opts {
 	const char *backing;
 	double duration_s;		/* 0 = until a signal */
 	uint32_t tap_batch;
-	unsigned int threads;		/* cpu threads: 2 (a side each) or 1 (both sides) */
 	bool no_vnet_hdr;
 	bool quiet;			/* no interval lines on stderr */
 	bool json;			/* the final report as JSON on stdout */

@@ -157,8 +157,10 @@ static int add_round(struct xp_case *c, struct vnic_bench_run *r)
 	c->rounds++;
 	c->elapsed_ns += r->elapsed_ns;
 	c->cpu_s += r->cpu_s;
-	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
 		c->thread_cpu_s[s] += r->thread_cpu_s[s];
+		c->spin_cpu_s[s] += r->spin_cpu_s[s];
+	}
 	add_results(&c->res, &r->res);
 	if (r->rr && c->lat) {
 		struct vnic_work_results end;
@@ -467,6 +469,8 @@ COL_FN(cpu_b_pct, b_cpu_pct(c))
 COL_FN(cpu_us_per_txn, xp_ratio(c->cpu_s * 1e6, (double)c->res.transactions))
 COL_FN(cpu_s_per_gb, xp_ratio(c->cpu_s, (double)c->res.bytes / 1e9))
 COL_FN(cpu_b_s_per_gb, xp_ratio(c->thread_cpu_s[1], (double)c->res.bytes / 1e9))
+COL_FN(work_cpu_ns_per_txn, xp_ratio(xp_work_cpu_s(c) * 1e9, (double)c->res.transactions))
+COL_FN(work_cpu_ns_per_gb, xp_ratio(xp_work_cpu_s(c) * 1e9, (double)c->res.bytes / 1e9))
 COL_FN(tx_direct_packets, xp_txa(c, "direct_packets"))
 COL_FN(tx_batched_packets, xp_txa(c, "batched_packets"))
 COL_FN(tx_direct_pct, xp_ratio(100.0 * (double)xp_txa(c, "direct_packets"), (double)xp_a_pkts(c)))
@@ -515,6 +519,8 @@ static const struct xp_col cols[] = {
 	COL(cpu_us_per_txn, 3),
 	COL(cpu_s_per_gb, 4),
 	COL(cpu_b_s_per_gb, 4),
+	COL(work_cpu_ns_per_txn, 0),
+	COL(work_cpu_ns_per_gb, 0),
 	COL(tx_direct_packets, 0),
 	COL(tx_batched_packets, 0),
 	COL(tx_direct_pct, 2),

@@ -77,6 +77,7 @@ struct xp_case {
 	struct vnic_work_results res;
 	double cpu_s;			      /* the whole process (getrusage) */
 	double thread_cpu_s[VNIC_TOPO_SIDES]; /* each side's cpu thread */
+	double spin_cpu_s[VNIC_TOPO_SIDES];   /* of which idle spin */
 	struct vnic_counter *ctr;
 	unsigned int nctr;
 	struct vnic_hist *lat; /* rr: every transaction of every round */
@@ -193,6 +194,19 @@ static inline double xp_gbps(const struct xp_case *c)
 	return xp_per_s(c, (double)c->res.bytes * 8 / 1e9);
 }
 
+/* Both threads' CPU less their idle spin: what the policies change. */
+static inline double xp_work_cpu_s(const struct xp_case *c)
+{
+	double w = 0;
+
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		double d = c->thread_cpu_s[s] - c->spin_cpu_s[s];
+
+		w += d > 0 ? d : 0;
+	}
+	return w;
+}
+
 /* Packets side A's driver sent (direct and batched). */
 static inline uint64_t xp_a_pkts(const struct xp_case *c)
 {
@@ -239,6 +253,9 @@ void vnic_xp_cell_tx_pps(char *buf, size_t len, const struct xp_case *c);
 void vnic_xp_cell_lat(char *buf, size_t len, const struct xp_case *c);
 void vnic_xp_cell_cpu_txn(char *buf, size_t len, const struct xp_case *c);
 void vnic_xp_cell_cpu_gb(char *buf, size_t len, const struct xp_case *c);
+/* Work CPU (the threads' CPU less idle spin) per transaction, per GB. */
+void vnic_xp_cell_work_txn(char *buf, size_t len, const struct xp_case *c);
+void vnic_xp_cell_work_gb(char *buf, size_t len, const struct xp_case *c);
 void vnic_xp_cell_errors(char *buf, size_t len, const struct xp_case *c);
 void vnic_xp_cell_direct(char *buf, size_t len, const struct xp_case *c);
 void vnic_xp_cell_batched(char *buf, size_t len, const struct xp_case *c);

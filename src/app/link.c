@@ -87,7 +87,7 @@ struct link {
 enum {
 	OPT_NS_A = 256, OPT_NS_B, OPT_ADDR_A, OPT_ADDR_B, OPT_ADDR6_A, OPT_ADDR6_B, OPT_IFNAME,
 	OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH, OPT_NO_VNET_HDR, OPT_NAME,
-	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_THREADS, OPT_NO_CSUM, OPT_INTERVAL_JSON,
+	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 };
 
 static const struct option own_opts[] = {
@@ -95,7 +95,6 @@ static const struct option own_opts[] = {
 	{ "ns-b", required_argument, NULL, OPT_NS_B },
 	{ "new-ns-a", required_argument, NULL, OPT_NEW_NS_A },
 	{ "new-ns-b", required_argument, NULL, OPT_NEW_NS_B },
-	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "addr-a", required_argument, NULL, OPT_ADDR_A },
 	{ "addr-b", required_argument, NULL, OPT_ADDR_B },
 	{ "addr6-a", required_argument, NULL, OPT_ADDR6_A },
@@ -137,7 +136,6 @@ static void usage(FILE *f)
 	      "  --name NAME         instance name for 'vnic stats' (link-PID)\n"
 	      "  --no-ctl            no control socket\n"
 	      "TAP:\n"
-	      "  --threads 1|2       datapath threads: one per side (2), or both sides on one (1)\n"
 	      "  --tap-batch N       packets per TAP read burst (64)\n"
 	      "  --no-vnet-hdr       plain frames, no offloads between the kernel and vnic\n"
 	      "  --no-csum           the vNIC offers no checksum offload (nor TSO) to the kernel\n",
@@ -158,7 +156,6 @@ static int check_ifname(const char *opt, const char *s)
 static int parse_opt(void *ctx, int c, const char *a)
 {
 	struct vnic_link_opts *o = ctx;
-	uint64_t v;
 	int err = 0;
 
 	switch (c) {
@@ -196,10 +193,6 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	case OPT_TAP_BATCH:
 		err = vnic_arg_u32("--tap-batch", a, 1, 1024, &o->tap_batch);
-		break;
-	case OPT_THREADS:
-		err = vnic_arg_u64("--threads", a, 1, 2, &v);
-		o->threads = (unsigned int)v;
 		break;
 	case OPT_NO_VNET_HDR:
 		o->no_vnet_hdr = true;
@@ -243,7 +236,6 @@ void vnic_link_opts_default(struct vnic_link_opts *o)
 	o->addr6[1] = "fd00:99::2/64";
 	o->ifname = "vnic0";
 	o->ctl = true;
-	o->threads = SIDES;
 }
 
 /* What the options imply for each other, once all are read. 0 or -EINVAL. */
@@ -475,7 +467,7 @@ static int build(struct link *l)
 	int err;
 
 	for (unsigned int s = 0; s < l->nsides; s++) {
-		if (s >= l->o->threads) {
+		if (s >= t->threads) {
 			l->side[s].cpu = l->side[0].cpu;
 			continue;
 		}

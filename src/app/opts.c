@@ -198,6 +198,7 @@ CHOICE(tx_csum, vnic_drv_tx_csum_name, enum vnic_drv_tx_csum, drv.tx_csum)
 CHOICE(rx_deliver, vnic_deliver_mode_name, enum vnic_deliver_mode, drv.rx_deliver)
 CHOICE(tx_reclaim, vnic_drv_tx_reclaim_name, enum vnic_drv_tx_reclaim, drv.tx_reclaim)
 CHOICE(hdr_mask, vnic_dev_hdr_mask_name, enum vnic_dev_hdr_mask, dev.hdr_mask)
+CHOICE(spin, vnic_cpu_spin_name, enum vnic_cpu_spin, spin)
 
 /* --- the table -------------------------------------------------------------- */
 
@@ -239,8 +240,12 @@ static const struct topo_opt table[] = {
 	FLAG("no-tso", "the vNIC offers no TSO: the host sends MSS frames", VNIC_OPTG_VNIC,
 	     drv.tso, false),
 	FLAG("no-bql", "byte queue limits off", VNIC_OPTG_VNIC, drv.bql, false),
-	U64("busy-poll-us", "N", "cpu spin before sleeping, us", VNIC_OPTG_VNIC, busy_poll_ns, 0,
-	    1000000, 1000),
+	U64("busy-poll-us", "N", "cpu spin before sleeping, us, at most", VNIC_OPTG_VNIC,
+	    busy_poll_ns, 0, 1000000, 1000),
+	CHOOSE("busy-poll", "spin as idles suggest (halt-polling), or always the most",
+	       VNIC_OPTG_VNIC, spin),
+	U32("threads", "1|2", "datapath threads: a side each, or both sides on one",
+	    VNIC_OPTG_VNIC, threads, 1, 2),
 	/* the driver's policies */
 	CHOOSE("rx-replenish", "rx buffer replenish (ibmvnic rr 1/7)", VNIC_OPTG_POLICY,
 	       rx_replenish),

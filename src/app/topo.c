@@ -24,8 +24,16 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg)
 	 * request/response exchange awake.
 	 */
 	cfg->busy_poll_ns = 50000;
+	cfg->spin = VNIC_CPU_SPIN_ADAPTIVE;
+	cfg->threads = VNIC_TOPO_SIDES;
 	cfg->host_pkts = 1024;
 	cfg->host_buf_size = VNIC_PKT_MAX_LEN + 256;
+}
+
+/* Side s's cpu: its own, or side a's when one thread runs both sides. */
+static struct vnic_cpu *side_cpu(struct vnic_topo *t, unsigned int s)
+{
+	return &t->cpu[t->cfg.threads == 1 ? 0 : s];
 }
 
 static int create_side(struct vnic_topo *t, unsigned int s)
@@ -36,11 +44,11 @@ static int create_side(struct vnic_topo *t, unsigned int s)
 	err = vnic_hv_create(&t->hv[s], t->cfg.hv_max_ind_descs, &t->cfg.cost);
 	if (err)
 		return err;
-	err = vnic_dev_create(&t->dev[s], t->hv[s], vnic_cable_end(t->cable, s), &t->cpu[s],
+	err = vnic_dev_create(&t->dev[s], t->hv[s], vnic_cable_end(t->cable, s), side_cpu(t, s),
 			      &t->cfg.dev);
 	if (err)
 		return err;
-	dcfg.cpu = &t->cpu[s];
+	dcfg.cpu = side_cpu(t, s);
 	dcfg.name = s ? "vnic-b" : "vnic-a";
 	dcfg.mac[5] = (uint8_t)(0x10 + s);
 	err = vnic_drv_create(&t->drv[s], t->hv[s], &dcfg);
@@ -62,6 +70,7 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 		err = vnic_cpu_init(&t->cpu[s], side_name[s], t->cfg.busy_poll_ns);
 		if (err)
 			goto err_destroy;
+		vnic_cpu_set_spin(&t->cpu[s], t->cfg.spin);
 	}
 	err = vnic_cable_create(&t->cable, &t->cfg.cable);
 	if (err)
@@ -83,7 +92,8 @@ int vnic_topo_start(struct vnic_topo *t)
 	unsigned int s;
 	int err;
 
-	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+	/* With one thread, cpu b stays idle: every poller of both sides is on cpu a. */
+	for (s = 0; s < t->cfg.threads && s < VNIC_TOPO_SIDES; s++) {
 		err = vnic_cpu_start(&t->cpu[s]);
 		if (err)
 			goto err_stop;
@@ -226,17 +236,9 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 		snprintf(prefix, sizeof(prefix), "cable.%s_", s ? "ba" : "ab");
 		at = add_prefixed(out, max, at, prefix, tmp, n);
 
-		n = 0;
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "sleeps");
-		tmp[n++].value = vnic_ctr_read(&t->cpu[s].stats.sleeps);
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "wakeups");
-		tmp[n++].value = atomic_load(&((struct vnic_cpu *)&t->cpu[s])->wakeups_in);
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "busy_polls");
-		tmp[n++].value = vnic_ctr_read(&t->cpu[s].stats.busy_polls);
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "loops");
-		tmp[n++].value = vnic_ctr_read(&t->cpu[s].stats.loops);
+		n = vnic_cpu_counters(&t->cpu[s], tmp, COUNTERS_PER_OBJECT);
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
-		at = add_prefixed(out, max, at, prefix, tmp, n);
+		at = add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
 	}
 	return at;
 }

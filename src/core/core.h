@@ -95,6 +95,24 @@ struct vnic_poller {
 	uint64_t schedules;
 };
 
+/*
+ * How a cpu busy-polls when it runs out of work, before it sleeps.
+ * ADAPTIVE (the default) spins as long as recent idles suggest work comes
+ * back soon, between 0 and busy_poll_ns, the way KVM's halt polling sizes
+ * its poll (Documentation/virt/kvm/halt-polling.rst): a sleep that ended
+ * within busy_poll_ns would have been caught by spinning longer, so the
+ * spin grows (doubles, from VNIC_CPU_SPIN_GROW_START_NS); a sleep that
+ * outlasted it shows spinning did not pay, so the spin halves, to 0 below
+ * the start. FIXED always spins busy_poll_ns.
+ */
+enum vnic_cpu_spin {
+	VNIC_CPU_SPIN_ADAPTIVE = 0,
+	VNIC_CPU_SPIN_FIXED,
+};
+
+/* "adaptive", "fixed"; "unknown" for any other value. */
+const char *vnic_cpu_spin_name(enum vnic_cpu_spin mode);
+
 struct vnic_cpu_stats {
 	uint64_t loops;
 	/*
@@ -105,6 +123,19 @@ struct vnic_cpu_stats {
 	uint64_t sleeps;
 	uint64_t wakeups;	/* futex wakes issued by others (copy of wakeups_in) */
 	uint64_t busy_polls;	/* idle loops spent spinning before a sleep */
+	uint64_t spin_hits;	/* of those, spins that found work before the end */
+	/*
+	 * Where the thread's time went, one clock read per loop turn: work_ns
+	 * in turns that ran pollers, idle_ns in turns that found none (spin
+	 * and sleep), both wall clock. spin_ns is the CPU the spins burned:
+	 * their clock steps, a step longer than VNIC_CPU_SPIN_GAP_NS counted
+	 * as time off the CPU (preempted), not as spin. A thread's CPU time
+	 * minus spin_ns is its work CPU, the figure a policy changes.
+	 */
+	uint64_t work_ns;
+	uint64_t idle_ns;
+	uint64_t spin_ns;
+	uint64_t spin_limit_ns;	/* the adaptive spin now (busy_poll_ns when fixed) */
 };
 
 struct vnic_cpu {
@@ -115,7 +146,9 @@ struct vnic_cpu {
 	/* owner's thread only */
 	struct vnic_poller *pollers[VNIC_CPU_MAX_POLLERS] vnic_cacheline_aligned;
 	unsigned int npollers;
-	uint64_t busy_poll_ns;	/* spin this long with nothing to do before sleeping */
+	uint64_t busy_poll_ns;	/* spin at most this long with nothing to do before sleeping */
+	enum vnic_cpu_spin spin_mode;
+	uint64_t spin_cur_ns;	/* the spin of the next idle */
 	int budget;
 	const char *name;
 	struct vnic_cpu_stats stats;
@@ -129,8 +162,25 @@ struct vnic_cpu {
 	struct vnic_cpu_fds *fds;
 };
 
-/* 0 or -errno. busy_poll_ns 0 = sleep as soon as idle. */
+enum {
+	VNIC_CPU_SPIN_GROW_START_NS = 2000,	/* the first adaptive spin after none */
+	VNIC_CPU_SPIN_GAP_NS = 20000,		/* a spin step this long was off the CPU */
+	VNIC_CPU_SPIN_YIELD_NS = 5000,		/* a spinning cpu yields this often */
+};
+
+/* 0 or -errno. busy_poll_ns 0 = sleep as soon as idle. Adaptive spin. */
 int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns);
+/* Before start: how to spin (enum vnic_cpu_spin). */
+void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode);
+struct vnic_counter;
+/*
+ * The cpu's counters (loops, sleeps, wakeups, busy_polls, spin_hits,
+ * work_ns, idle_ns, spin_ns, spin_limit_ns) in the shape of the layers'
+ * counter functions: fills up to max, returns how many there are. Any
+ * thread.
+ */
+unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *out,
+			       unsigned int max);
 void vnic_cpu_fini(struct vnic_cpu *cpu);
 /* Before start only. 0 or -ENOSPC. */
 int vnic_cpu_add(struct vnic_cpu *cpu, struct vnic_poller *p, const char *name, vnic_poll_fn poll);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -184,8 +185,56 @@ int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns)
 	atomic_init(&cpu->wakeups_in, 0);
 	cpu->name = name ? name : "vnic-cpu";
 	cpu->busy_poll_ns = busy_poll_ns;
+	vnic_cpu_set_spin(cpu, VNIC_CPU_SPIN_ADAPTIVE);
 	cpu->budget = VNIC_NAPI_BUDGET;
 	return 0;
+}
+
+unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *out,
+			       unsigned int max)
+{
+	const struct vnic_cpu_stats *st = &cpu->stats;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} c[] = {
+		{ "loops", vnic_ctr_read(&st->loops) },
+		{ "sleeps", vnic_ctr_read(&st->sleeps) },
+		{ "wakeups", atomic_load_explicit(&((struct vnic_cpu *)cpu)->wakeups_in,
+						   memory_order_relaxed) },
+		{ "busy_polls", vnic_ctr_read(&st->busy_polls) },
+		{ "spin_hits", vnic_ctr_read(&st->spin_hits) },
+		{ "work_ns", vnic_ctr_read(&st->work_ns) },
+		{ "idle_ns", vnic_ctr_read(&st->idle_ns) },
+		{ "spin_ns", vnic_ctr_read(&st->spin_ns) },
+		{ "spin_limit_ns", vnic_ctr_read(&st->spin_limit_ns) },
+	};
+	unsigned int n = sizeof(c) / sizeof(c[0]);
+
+	for (unsigned int i = 0; i < n && i < max; i++) {
+		snprintf(out[i].name, sizeof(out[i].name), "%s", c[i].name);
+		out[i].value = c[i].value;
+	}
+	return n;
+}
+
+const char *vnic_cpu_spin_name(enum vnic_cpu_spin mode)
+{
+	switch (mode) {
+	case VNIC_CPU_SPIN_ADAPTIVE:
+		return "adaptive";
+	case VNIC_CPU_SPIN_FIXED:
+		return "fixed";
+	}
+	return "unknown";
+}
+
+void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode)
+{
+	cpu->spin_mode = mode;
+	/* Adaptive starts at the bottom: it has seen no idle yet. */
+	cpu->spin_cur_ns = mode == VNIC_CPU_SPIN_FIXED ? cpu->busy_poll_ns : 0;
+	vnic_ctr_set(&cpu->stats.spin_limit_ns, cpu->spin_cur_ns);
 }
 
 void vnic_cpu_fini(struct vnic_cpu *cpu)
@@ -415,34 +464,86 @@ static bool stopping(struct vnic_cpu *cpu)
  * measured on (docs/BENCHMARKS.md, "Reference figures"), so when work is
  * likely to come back soon it is cheaper to spin a little first. Returns
  * true if work (or a stop, or a due timer) showed up.
+ *
+ * Every VNIC_CPU_SPIN_YIELD_NS the spin also yields the CPU: a thread it
+ * woke (the peer side, whose reply this spin waits for) may have been
+ * queued on this very core, and without a yield it would wait for our
+ * spin to end, then reply to a cpu that had gone to sleep: two spins and
+ * two wake-ups for one exchange, a state that sustains itself.
  */
 static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 {
-	uint64_t now, end, next_fd;
+	uint64_t now, end, next_tick, next_yield, prev, burned = 0;
+	bool found = false;
 
-	if (!cpu->busy_poll_ns)
+	if (!cpu->spin_cur_ns)
 		return false;
 	vnic_ctr_inc(&cpu->stats.busy_polls);
 	now = vnic_now_ns();
-	end = now + cpu->busy_poll_ns;
-	next_fd = now + VNIC_CPU_FD_SPIN_POLL_NS;
+	end = now + cpu->spin_cur_ns;
+	next_tick = now + VNIC_CPU_FD_SPIN_POLL_NS;
+	next_yield = now + VNIC_CPU_SPIN_YIELD_NS;
 	for (;;) {
 		if (atomic_load_explicit(&cpu->pending, memory_order_relaxed) ||
-		    atomic_load_explicit(&cpu->stop, memory_order_relaxed))
-			return true;
+		    atomic_load_explicit(&cpu->stop, memory_order_relaxed)) {
+			found = true;
+			break;
+		}
+		prev = now;
 		now = vnic_now_ns();
-		if (next_timer && (int64_t)(now - next_timer) >= 0)
-			return true;
+		/* A long step: we were off the CPU, not spinning. */
+		if (now - prev < VNIC_CPU_SPIN_GAP_NS)
+			burned += now - prev;
+		if (next_timer && (int64_t)(now - next_timer) >= 0) {
+			found = true;
+			break;
+		}
 		/* fds are looked at by syscall: not on every turn of the spin */
-		if (cpu->fds && (int64_t)(now - next_fd) >= 0) {
+		if (cpu->fds && (int64_t)(now - next_tick) >= 0) {
 			cpu->fds->ready |= fds_wait(cpu->fds, 0);
-			if (cpu->fds->ready)
-				return true;
-			next_fd = now + VNIC_CPU_FD_SPIN_POLL_NS;
+			if (cpu->fds->ready) {
+				found = true;
+				break;
+			}
+			next_tick = now + VNIC_CPU_FD_SPIN_POLL_NS;
+		}
+		if ((int64_t)(now - next_yield) >= 0) {
+			sched_yield();
+			now = vnic_now_ns();
+			next_yield = now + VNIC_CPU_SPIN_YIELD_NS;
 		}
 		if ((int64_t)(now - end) >= 0)
-			return false;
+			break;
 		vnic_cpu_relax();
+	}
+	vnic_ctr_add(&cpu->stats.spin_ns, burned);
+	if (found)
+		vnic_ctr_inc(&cpu->stats.spin_hits);
+	return found;
+}
+
+/*
+ * The adaptive spin after a sleep of slept_ns: grow when spinning longer
+ * would have caught the wake, shrink when the wait outlasted any spin.
+ */
+static void spin_adapt(struct vnic_cpu *cpu, uint64_t slept_ns)
+{
+	uint64_t cur = cpu->spin_cur_ns, max = cpu->busy_poll_ns;
+
+	if (cpu->spin_mode != VNIC_CPU_SPIN_ADAPTIVE)
+		return;
+	if (slept_ns <= max) {
+		cur = cur < VNIC_CPU_SPIN_GROW_START_NS ? VNIC_CPU_SPIN_GROW_START_NS : cur * 2;
+		if (cur > max)
+			cur = max;
+	} else {
+		cur /= 2;
+		if (cur < VNIC_CPU_SPIN_GROW_START_NS)
+			cur = 0;
+	}
+	if (cur != cpu->spin_cur_ns) {
+		cpu->spin_cur_ns = cur;
+		vnic_ctr_set(&cpu->stats.spin_limit_ns, cur);
 	}
 }
 
@@ -470,6 +571,8 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
  */
 static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 {
+	uint64_t t0;
+
 	atomic_store_explicit(&cpu->sleeping, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&cpu->pending, memory_order_seq_cst) || stopping(cpu)) {
 		/* A waker that already claimed this sleep issued a wake for it. */
@@ -478,6 +581,7 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 		return;
 	}
 	vnic_ctr_inc(&cpu->stats.sleeps);
+	t0 = vnic_now_ns();
 	if (cpu->fds)
 		cpu->fds->ready |= fds_wait(cpu->fds, next_timer ? next_timer : UINT64_MAX);
 	else
@@ -485,6 +589,9 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 	atomic_store_explicit(&cpu->sleeping, 0, memory_order_relaxed);
 	vnic_ctr_set(&cpu->stats.wakeups,
 		     atomic_load_explicit(&cpu->wakeups_in, memory_order_relaxed));
+	/* A timer we set ourselves says nothing of how soon work comes back. */
+	if (!next_timer || (int64_t)(vnic_now_ns() - next_timer) < 0)
+		spin_adapt(cpu, vnic_now_ns() - t0);
 }
 
 /* The cpu whose pollers this thread runs now: its own thread, or a manual step. */
@@ -495,10 +602,19 @@ struct vnic_cpu *vnic_cpu_self(void)
 	return running;
 }
 
+/* One clock read per loop turn: the time since the last goes to work or idle. */
+static void account(struct vnic_cpu *cpu, uint64_t *t_prev, bool worked)
+{
+	uint64_t now = vnic_now_ns();
+
+	vnic_ctr_add(worked ? &cpu->stats.work_ns : &cpu->stats.idle_ns, now - *t_prev);
+	*t_prev = now;
+}
+
 static void *cpu_thread(void *arg)
 {
 	struct vnic_cpu *cpu = arg;
-	uint64_t again = 0;
+	uint64_t again = 0, t = vnic_now_ns();
 
 	running = cpu;
 
@@ -511,11 +627,12 @@ static void *cpu_thread(void *arg)
 			mask |= fds_take(cpu->fds, mask);
 		if (mask) {
 			again = run_mask(cpu, mask);
+			account(cpu, &t, true);
 			continue;
 		}
-		if (idle_spin(cpu, next_timer))
-			continue;
-		idle_sleep(cpu, next_timer);
+		if (!idle_spin(cpu, next_timer))
+			idle_sleep(cpu, next_timer);
+		account(cpu, &t, false);
 	}
 	/* Pollers that still wanted to run stay scheduled for a later start. */
 	if (again)

@@ -86,6 +86,88 @@ static void test_pingpong_busy_poll(void **state)
 }
 
 /* ---------------------------------------------------------------------------
+ * Where the time goes: work, idle, spin; and the adaptive spin
+ * ------------------------------------------------------------------------- */
+
+static struct vnic_cpu icpu;
+static struct vnic_poller ipoll;
+static _Atomic uint64_t iruns;
+
+static int count_poll(struct vnic_poller *p, int budget)
+{
+	(void)p;
+	(void)budget;
+	atomic_fetch_add(&iruns, 1);
+	return 0;
+}
+
+/* An idle cpu did no work: every turn went to idle, whatever it spun. */
+static void test_idle_cpu_reports_no_work(void **state)
+{
+	(void)state;
+	assert_int_equal(vnic_cpu_init(&icpu, "idle", 200000), 0);
+	vnic_cpu_set_spin(&icpu, VNIC_CPU_SPIN_FIXED);
+	assert_int_equal(vnic_cpu_add(&icpu, &ipoll, "never", count_poll), 0);
+	assert_int_equal(vnic_cpu_start(&icpu), 0);
+	vnic_test_nap_us(100000);
+	/* once scheduled, so that the loop turns at least once more */
+	vnic_poller_schedule(&ipoll);
+	assert_true(vnic_test_wait_count(&iruns, 1));
+	vnic_test_nap_us(20000);
+	vnic_cpu_stop(&icpu);
+	/* the one run is work; the rest of 120 ms was idle */
+	assert_true(icpu.stats.busy_polls >= 1);
+	assert_true(icpu.stats.spin_ns > 0);
+	assert_true(icpu.stats.idle_ns >= icpu.stats.spin_ns);
+	assert_true(icpu.stats.work_ns < icpu.stats.idle_ns / 100);
+	assert_true(icpu.stats.spin_limit_ns == 200000); /* fixed: never adapts */
+	vnic_cpu_fini(&icpu);
+
+	/* no poller ever runs: no turn at all is work */
+	atomic_store(&iruns, 0);
+	assert_int_equal(vnic_cpu_init(&icpu, "idle", 50000), 0);
+	assert_int_equal(vnic_cpu_add(&icpu, &ipoll, "never", count_poll), 0);
+	assert_int_equal(vnic_cpu_start(&icpu), 0);
+	vnic_test_nap_us(50000);
+	vnic_cpu_stop(&icpu);
+	assert_int_equal(icpu.stats.work_ns, 0);
+	assert_int_equal(atomic_load(&iruns), 0);
+	vnic_cpu_fini(&icpu);
+}
+
+/*
+ * Adaptive spin: schedules that come back sooner than the most it may spin
+ * make it grow until spins catch them; a long silence makes it shrink.
+ */
+static void test_spin_adapts(void **state)
+{
+	uint64_t grown;
+
+	(void)state;
+	atomic_store(&iruns, 0);
+	assert_int_equal(vnic_cpu_init(&icpu, "adapt", 400000), 0);
+	assert_int_equal(icpu.stats.spin_limit_ns, 0); /* no idle seen yet */
+	assert_int_equal(vnic_cpu_add(&icpu, &ipoll, "pinged", count_poll), 0);
+	assert_int_equal(vnic_cpu_start(&icpu), 0);
+	for (uint64_t i = 1; i <= 400; i++) {
+		vnic_poller_schedule(&ipoll);
+		assert_true(vnic_test_wait_count(&iruns, i));
+		vnic_test_nap_us(50); /* well inside the 400 us it may spin */
+	}
+	grown = vnic_ctr_read(&icpu.stats.spin_limit_ns);
+	assert_true(grown >= VNIC_CPU_SPIN_GROW_START_NS);
+	assert_true(vnic_ctr_read(&icpu.stats.spin_hits) > 0);
+	/* silence well past the most it may spin, then one more schedule */
+	vnic_test_nap_us(100000);
+	vnic_poller_schedule(&ipoll);
+	assert_true(vnic_test_wait_count(&iruns, 401));
+	vnic_test_nap_us(1000);
+	vnic_cpu_stop(&icpu);
+	assert_true(icpu.stats.spin_limit_ns < grown);
+	vnic_cpu_fini(&icpu);
+}
+
+/* ---------------------------------------------------------------------------
  * Timers on a started cpu
  * ------------------------------------------------------------------------- */
 
@@ -278,6 +360,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pingpong_sleeping),
 		cmocka_unit_test(test_pingpong_busy_poll),
+		cmocka_unit_test(test_idle_cpu_reports_no_work),
+		cmocka_unit_test(test_spin_adapts),
 		cmocka_unit_test(test_timers_fire_after_deadline),
 		cmocka_unit_test(test_stop_joins),
 		cmocka_unit_test(test_manual_pingpong),

@@ -180,7 +180,8 @@ static void test_table_in_every_command(void **state)
 
 		snprintf(line, sizeof(line),
 			 "%s --queues 3 --mtu 4000 --tx-entries 256 --rx-entries 1024 --ind-descs 32 "
-			 "--no-tso --no-bql --busy-poll-us 7 --rx-replenish always --tx-hdr-build "
+			 "--no-tso --no-bql --busy-poll-us 7 --busy-poll fixed --threads 1 "
+			 "--rx-replenish always --tx-hdr-build "
 			 "copy --tx-submit indirect --bql-complete per-entry --tx-csum hw-noheaders "
 			 "--rx-deliver gro --tx-reclaim napi --reclaim-us 250 --hdr-mask exact "
 			 "--drop-missing-hdrs --dev-queues 2 --cost-direct-ns 11 --cost-indirect-ns "
@@ -197,6 +198,8 @@ static void test_table_in_every_command(void **state)
 		assert_false(t->drv.tso);
 		assert_false(t->drv.bql);
 		assert_true(t->busy_poll_ns == 7000);
+		assert_int_equal(t->spin, VNIC_CPU_SPIN_FIXED);
+		assert_int_equal(t->threads, 1);
 		assert_int_equal(t->drv.rx_replenish, VNIC_DRV_REPLENISH_ALWAYS);
 		assert_int_equal(t->drv.tx_hdr_build, VNIC_DRV_HDR_COPY);
 		assert_int_equal(t->drv.tx_submit, VNIC_DRV_SUBMIT_INDIRECT);
@@ -239,6 +242,7 @@ static void test_table_rejects_in_every_command(void **state)
 		"--tx-entries 15",    "--ind-descs 129",    "--tx-submit x",  "--rx-deliver batch",
 		"--hdr-mask loose",   "--loss 0.51",	    "--rate 1Q",      "--busy-poll-us -1",
 		"--cost-irq-ns y",    "--reclaim-us 0",	    "--dev-queues 17", "--seed",
+		"--threads 3",	      "--threads 0",	    "--busy-poll always",
 	};
 	static union any_opts o;
 	FILE *saved = quiet_stderr();
@@ -266,7 +270,6 @@ static void test_link_own(void **state)
 	static const char *const bad[] = {
 		"link --backing eth0 --loss 0.1",	/* no cable behind a backing */
 		"link --ns-a x --ns-b x",
-		"link --threads 3",
 		"link --ifname 0123456789abcdefXYZ",
 		"link --name .hidden",
 		"link --no-ctl --name n1",
@@ -280,7 +283,7 @@ static void test_link_own(void **state)
 	assert_int_equal(parse_as(LINK, "link", &o), 0);
 	/* link's own defaults: no busy poll, two threads, both namespaces made */
 	assert_true(o.topo.busy_poll_ns == 0);
-	assert_int_equal(o.threads, 2);
+	assert_int_equal(o.topo.threads, 2);
 	assert_string_equal(o.ns[0], "vnic-a");
 	assert_false(o.ns_given[0]);
 	assert_false(o.json);
@@ -293,7 +296,7 @@ static void test_link_own(void **state)
 	assert_true(o.ns_given[0]);
 	assert_string_equal(o.ns[1], "blue");
 	assert_false(o.ns_given[1]);
-	assert_int_equal(o.threads, 1);
+	assert_int_equal(o.topo.threads, 1);
 	assert_false(o.topo.drv.csum);
 	assert_false(o.topo.drv.tso);	/* no TSO without checksum offload */
 	assert_true(o.json && o.interval_json);
@@ -376,11 +379,13 @@ static void test_by_name(void **state)
 	loud_stderr(saved);
 	assert_int_equal(c.drv.tx_submit, VNIC_DRV_SUBMIT_INDIRECT);	/* nothing changed */
 
-	/* every policy is listed with its value, from the owners' name tables */
+	/* every choice is listed with its value, from the owners' name tables */
 	n = vnic_topo_policies(&c, kv, 16);
-	assert_int_equal(n, 8);
-	assert_string_equal(kv[2].key, "tx-submit");
-	assert_string_equal(kv[2].value, "indirect");
+	assert_int_equal(n, 9);
+	assert_string_equal(kv[0].key, "busy-poll");
+	assert_string_equal(kv[0].value, "adaptive");
+	assert_string_equal(kv[3].key, "tx-submit");
+	assert_string_equal(kv[3].value, "indirect");
 	n = vnic_topo_opt_names(1u << VNIC_OPTG_POLICY, names, 64);
 	assert_int_equal(n, 8);
 	n = vnic_topo_opt_names(VNIC_OPTG_ALL, names, 64);

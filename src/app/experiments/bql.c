@@ -154,6 +154,8 @@ static void report(struct xp *x)
 		       vnic_xp_cell_comp_rounds);
 	vnic_xp_md_row(x, "queue stops, side A (counter)", NULL, 2, cs, 2, cell_stops);
 	vnic_xp_md_row(x, "latency p50 / p99", NULL, 2, cs, 2, vnic_xp_cell_lat);
+	vnic_xp_md_row(x, "work CPU per transaction (threads, spin excluded)", NULL, 2, cs, 2,
+		       vnic_xp_cell_work_txn);
 	vnic_xp_md_row(x, "integrity errors", NULL, 2, cs, 2, vnic_xp_cell_errors);
 	fputc('\n', x->md);
 	vnic_xp_md_direction(x, "transactions/s", xp_tps(cs[0]), xp_tps(cs[1]), true);

@@ -88,6 +88,8 @@ static void table(struct xp *x, const char *wl, bool upstream)
 	vnic_xp_md_row(x, "batched packets, side A (counter)", NULL, 3, cs, 3,
 		       vnic_xp_cell_batched);
 	vnic_xp_md_row(x, "latency p50 / p99", NULL, 3, cs, 3, vnic_xp_cell_lat);
+	vnic_xp_md_row(x, "work CPU per transaction (threads, spin excluded)", NULL, 3, cs, 3,
+		       vnic_xp_cell_work_txn);
 	vnic_xp_md_row(x, "integrity errors", NULL, 3, cs, 3, vnic_xp_cell_errors);
 	fputc('\n', x->md);
 	vnic_xp_md_direction(x, "packet rate, hw-headers -> sw-direct",

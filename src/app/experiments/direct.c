@@ -43,6 +43,8 @@ static void table(struct xp *x, const char *wl, bool upstream)
 	vnic_xp_md_head(x, vnic_xp_before_after, ns, cs, 2);
 	vnic_xp_md_row(x, "transactions/s", sd[0], ns, cs, 2, vnic_xp_cell_tps);
 	vnic_xp_md_row(x, "latency p50 / p99", NULL, ns, cs, 2, vnic_xp_cell_lat);
+	vnic_xp_md_row(x, "work CPU per transaction (threads, spin excluded)", NULL, ns, cs, 2,
+		       vnic_xp_cell_work_txn);
 	vnic_xp_md_row(x, "xmit average (traced)", sd[1], ns, cs, 2, vnic_xp_cell_xmit_avg);
 	vnic_xp_md_row(x, "xmit hits (traced round)", sd[2], ns, cs, 2, vnic_xp_cell_xmit_hits);
 	vnic_xp_md_row(x, "submit average: flush + direct (traced)", sd[3], ns, cs, 2,

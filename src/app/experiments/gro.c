@@ -77,6 +77,8 @@ static void report(struct xp *x)
 	vnic_xp_md_row(x, "GRO receive average (traced)", NULL, 3, cs, 3, cell_gro_avg);
 	vnic_xp_md_row(x, "deliver average (traced)", NULL, 3, cs, 3, cell_deliver_avg);
 	vnic_xp_md_row(x, "NAPI poll average (traced)", NULL, 3, cs, 3, vnic_xp_cell_napi_avg);
+	vnic_xp_md_row(x, "work CPU per GB (threads, spin excluded)", NULL, 3, cs, 3,
+		       vnic_xp_cell_work_gb);
 	vnic_xp_md_row(x, "CPU per GB (process)", NULL, 3, cs, 3, vnic_xp_cell_cpu_gb);
 	vnic_xp_md_row(x, "integrity errors", NULL, 3, cs, 3, vnic_xp_cell_errors);
 	fputc('\n', x->md);

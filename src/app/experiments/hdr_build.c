@@ -69,6 +69,8 @@ static void report(struct xp *x)
 		       cell_hdr_hits);
 	vnic_xp_md_row(x, "xmit average (traced)", NULL, 2, cs, 2, vnic_xp_cell_xmit_avg);
 	vnic_xp_md_row(x, "throughput", NULL, 2, cs, 2, vnic_xp_cell_gbps);
+	vnic_xp_md_row(x, "work CPU per GB (threads, spin excluded)", NULL, 2, cs, 2,
+		       vnic_xp_cell_work_gb);
 	vnic_xp_md_row(x, "CPU per GB (process)", NULL, 2, cs, 2, vnic_xp_cell_cpu_gb);
 	vnic_xp_md_row(x, "integrity errors", NULL, 2, cs, 2, vnic_xp_cell_errors);
 	fputs("\nUpstream gives no figure for these two patches, only the count of copies (its "

@@ -74,6 +74,8 @@ static void report(struct xp *x)
 	vnic_xp_md_row(x, "packets per poll, side B (counter)", NULL, 2, cs, 2, cell_pkts_per_poll);
 	vnic_xp_md_row(x, "NAPI polls, side B (counter)", NULL, 2, cs, 2, cell_polls);
 	vnic_xp_md_row(x, "replenish calls, side B (counter)", NULL, 2, cs, 2, cell_replenish);
+	vnic_xp_md_row(x, "work CPU per transaction (threads, spin excluded)", NULL, 2, cs, 2,
+		       vnic_xp_cell_work_txn);
 	vnic_xp_md_row(x, "CPU per transaction (process)", NULL, 2, cs, 2, vnic_xp_cell_cpu_txn);
 	vnic_xp_md_row(x, "latency p50 / p99", NULL, 2, cs, 2, vnic_xp_cell_lat);
 	vnic_xp_md_row(x, "integrity errors", NULL, 2, cs, 2, vnic_xp_cell_errors);

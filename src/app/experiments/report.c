@@ -196,6 +196,16 @@ void vnic_xp_cell_cpu_gb(char *buf, size_t len, const struct xp_case *c)
 	snprintf(buf, len, "%.3f s", xp_ratio(c->cpu_s, (double)c->res.bytes / 1e9));
 }
 
+void vnic_xp_cell_work_txn(char *buf, size_t len, const struct xp_case *c)
+{
+	snprintf(buf, len, "%.0f ns", xp_ratio(xp_work_cpu_s(c) * 1e9, (double)c->res.transactions));
+}
+
+void vnic_xp_cell_work_gb(char *buf, size_t len, const struct xp_case *c)
+{
+	snprintf(buf, len, "%.3f s", xp_ratio(xp_work_cpu_s(c), (double)c->res.bytes / 1e9));
+}
+
 void vnic_xp_cell_errors(char *buf, size_t len, const struct xp_case *c)
 {
 	vnic_xp_grp(buf, len, (double)(c->res.err.payload + c->res.err.bad_csum));
