@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "core/core.h"
 #include "device/device.h"
@@ -17,6 +18,7 @@
 #include "net/net.h"
 #include "port/port.h"
 #include "work/work.h"
+#include "version.h"
 
 /* ---------------------------------------------------------------------------
  * The embedded topology (topo.c): two vNICs on an in-process cable.
@@ -199,6 +201,47 @@ void vnic_json_double(struct vnic_json *j, const char *key, double v);
 void vnic_json_bool(struct vnic_json *j, const char *key, bool v);
 
 /* ---------------------------------------------------------------------------
+ * The machine a figure was taken on (machine.c): version, CPUs, load and
+ * steal at the start and the end, and the CPU other processes took.
+ * ------------------------------------------------------------------------- */
+
+enum {
+	VNIC_MACHINE_BUSY_STEAL_PCT = 2,	/* more steal than this: busy */
+};
+/* Other processes using more than this many cpus on average: busy. */
+#define VNIC_MACHINE_BUSY_CPUS 0.25
+
+struct vnic_machine_snap {
+	time_t wall;
+	uint64_t t_ns;
+	double load1;			/* -1 if unknown */
+	bool have_stat;
+	uint64_t busy, steal, total;	/* /proc/stat cpu line, ticks */
+	double proc_cpu_s;		/* this process, user + system */
+};
+
+struct vnic_machine {
+	int cpus;
+	char start[32];			/* ISO 8601, local time */
+	double load_start, load_end;
+	bool have_stat;
+	double steal_pct;		/* of all CPU time during the run */
+	double others_cpus;		/* CPU other processes used, in cpus */
+	bool busy;			/* figures taken beside other work */
+};
+
+void vnic_machine_snap(struct vnic_machine_snap *s);
+void vnic_machine_report(const struct vnic_machine_snap *start, const struct vnic_machine_snap *end,
+			 struct vnic_machine *m);
+/* Two lines (three with the warning) for a text report. cmdline may be NULL. */
+void vnic_machine_print(FILE *f, const struct vnic_machine *m, const char *cmdline);
+struct vnic_json;
+/* A "machine" object. */
+void vnic_machine_json(struct vnic_json *j, const struct vnic_machine *m, const char *cmdline);
+/* "vnic " and a command's argv (argv[0] the command) joined by spaces, malloc'd, or NULL. */
+char *vnic_cmdline(int argc, char **argv);
+
+/* ---------------------------------------------------------------------------
  * Control socket (ctl.c): a running `vnic bench` or `vnic link` answers on
  * $XDG_RUNTIME_DIR/vnic/NAME.sock (/run/vnic/NAME.sock without
  * XDG_RUNTIME_DIR). One request line per connection, one answer, then the
@@ -332,7 +375,18 @@ struct vnic_bench_opts {
 	const char *ctl_name;		/* --name; NULL: "bench-PID" */
 	uint32_t sample_ms;		/* --sample-ms: sampler period, 0 = off (default) */
 	const char *samples_path;	/* --samples FILE.csv: write the series there */
+	const char *cmdline;		/* recorded in reports; NULL: none */
+	unsigned int repeat;		/* --repeat N: rounds of every case (0: one run) */
+	const char *compare;		/* --compare NAME=A,B[,C...] */
 };
+
+enum {
+	VNIC_CMP_MAX_CASES = 8,
+	VNIC_CMP_MAX_ROUNDS = 100,
+	VNIC_CMP_DEFAULT_ROUNDS = 5,	/* --compare without --repeat */
+};
+/* Seconds per round of --repeat or --compare when --duration is not given. */
+#define VNIC_CMP_DEFAULT_ROUND_S 1.0
 
 /* One second of a run (the last one may be shorter). */
 struct vnic_bench_interval {
@@ -356,6 +410,7 @@ struct vnic_bench_run {
 	double cpu_s;			/* the whole process during the traffic */
 	double thread_cpu_s[VNIC_TOPO_SIDES];	/* each side's cpu thread, likewise */
 	double spin_cpu_s[VNIC_TOPO_SIDES];	/* of which spent spinning without work */
+	struct vnic_machine machine;	/* the machine during the traffic */
 	bool pools_full;		/* every driver pool full after quiesce and close */
 	bool quiesced;			/* all data acknowledged before close */
 	struct vnic_bench_interval *intervals;	/* one a second, and the last part */
@@ -389,6 +444,53 @@ int vnic_bench_run(struct vnic_bench_run *r);
 void vnic_bench_cleanup(struct vnic_bench_run *r);
 /* Async-signal-safe: every run in progress ends within 0.1 s, as if its time were up. */
 void vnic_bench_interrupt(void);
+
+/*
+ * Cases side by side: every case runs once per round, in turn, round after
+ * round, each on a fresh topology, so that a machine getting busier or
+ * quieter moves every case alike. `vnic bench --repeat/--compare` and
+ * `vnic experiment` both run this way.
+ */
+struct vnic_bench_rounds {
+	struct vnic_bench_opts *cases;
+	unsigned int ncases;
+	unsigned int rounds;
+	const char *const *labels;	/* for progress lines; may be NULL */
+	const char *progress;		/* prefix of a line per round on stderr; NULL: none */
+	/*
+	 * After each run, its topology still up for counters (cleaned up
+	 * right after): 0, or an error that ends the rounds.
+	 */
+	int (*done)(void *ctx, unsigned int i, unsigned int round, struct vnic_bench_run *r);
+	void *ctx;
+};
+
+/* 0, the first error of a run or of done, or -EINTR (interrupted: what ran was reported). */
+int vnic_bench_rounds(const struct vnic_bench_rounds *rr);
+
+/*
+ * --repeat and --compare (compare.c): spec "NAME=A,B[,C...]" (NULL: the one
+ * case of base, repeated), every case for rounds rounds, alternating; the
+ * report (text or base->json) on stdout. 0 or -errno (message printed).
+ */
+int vnic_bench_compare(const struct vnic_bench_opts *base, const char *spec, unsigned int rounds);
+
+struct vnic_cmp_verdict {
+	double ratio;		/* median of other[i] / first[i] */
+	double lo, hi;		/* its 95 % percentile-bootstrap interval */
+	bool path_known;	/* the option has path counters */
+	bool same_path;		/* they show both cases took the same path */
+	const char *text;	/* "same path: no measurable difference", "higher", ... */
+};
+
+/*
+ * The verdict on a case against the first: n paired rounds of a figure
+ * (the rate, the work CPU), and npath path counters of each case summed
+ * over its rounds (npath 0: none known). Deterministic: a fixed seed.
+ */
+void vnic_cmp_judge(const double *first, const double *other, unsigned int n,
+		    const uint64_t *path_first, const uint64_t *path_other, unsigned int npath,
+		    struct vnic_cmp_verdict *v);
 /*
  * Every counter of a run, live or finished: the workload's as "work.*"
  * (transactions, bytes, tx_pkts, tx_segs, tx_bytes, rx_pkts, rx_segs,

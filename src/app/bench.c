@@ -20,7 +20,7 @@
 
 enum {
 	OPT_SESSIONS = 256, OPT_FLOWS, OPT_SIZE, OPT_REQ_SIZE, OPT_RESP_SIZE, OPT_DURATION,
-	OPT_IPV6, OPT_NO_CSUM, OPT_TSQ, OPT_WINDOW, OPT_TRACE,
+	OPT_IPV6, OPT_NO_CSUM, OPT_TSQ, OPT_WINDOW, OPT_TRACE, OPT_REPEAT, OPT_COMPARE,
 	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES,
 };
 
@@ -41,6 +41,8 @@ static const struct option own_opts[] = {
 	{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
 	{ "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
 	{ "samples", required_argument, NULL, OPT_SAMPLES },
+	{ "repeat", required_argument, NULL, OPT_REPEAT },
+	{ "compare", required_argument, NULL, OPT_COMPARE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -64,7 +66,13 @@ static void usage(FILE *f)
 	      "  --no-csum           the host sends complete checksums\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
-	fputs("output:\n"
+	fputs("comparisons (docs/BENCHMARKS.md, \"Comparing policies\"):\n"
+	      "  --compare NAME=A,B[,C...]   one case per value of any option above, the cases\n"
+	      "                      alternating round by round; medians, spread, the ratio\n"
+	      "                      to the first with a 95% interval, and a verdict\n"
+	      "  --repeat N          rounds of every case (--compare: 5), 1..100; alone: the one\n"
+	      "                      case N times. Rounds last --duration, 1 s unless given\n"
+	      "output:\n"
 	      "  --json              one JSON object on stdout (docs/BENCH_JSON.md)\n"
 	      "  --quiet             no interval lines on stderr\n"
 	      "  --trace             time the datapath functions; nested report (docs/TRACING.md)\n"
@@ -82,6 +90,7 @@ static void usage(FILE *f)
 struct bench_parse {
 	struct vnic_bench_opts o;
 	bool sample_ms_set;
+	bool duration_set;
 };
 
 static int parse_opt(void *ctx, int c, const char *a)
@@ -117,6 +126,7 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	case OPT_DURATION:
 		err = vnic_arg_double("--duration", a, 0.05, 86400, &o->duration_s);
+		p->duration_set = true;
 		break;
 	case OPT_IPV6:
 		o->rr.tcp.ipv6 = o->st.tcp.ipv6 = true;
@@ -149,6 +159,17 @@ static int parse_opt(void *ctx, int c, const char *a)
 	case OPT_SAMPLES:
 		o->samples_path = a;
 		break;
+	case OPT_REPEAT:
+		err = vnic_arg_u64("--repeat", a, 1, VNIC_CMP_MAX_ROUNDS, &v);
+		o->repeat = (unsigned int)v;
+		break;
+	case OPT_COMPARE:
+		if (o->compare) {
+			fputs("vnic: --compare: one option at a time\n", stderr);
+			err = -EINVAL;
+		}
+		o->compare = a;
+		break;
 	default:
 		err = vnic_topo_opt_parse(c, a, &o->topo, NULL);
 		break;
@@ -168,8 +189,20 @@ void vnic_bench_opts_default(struct vnic_bench_opts *o, enum vnic_workload wl)
 }
 
 /* What the options imply for each other, once all are read. 0 or -EINVAL. */
-static int settle(struct vnic_bench_opts *o, bool sample_ms_set)
+static int settle(struct vnic_bench_opts *o, bool sample_ms_set, bool duration_set)
 {
+	if (o->repeat || o->compare) {
+		if (o->trace || o->samples_path || o->sample_ms || o->ctl_name) {
+			fputs("vnic bench: --trace, --samples, --sample-ms and --name are for one "
+			      "run, not for --repeat or --compare\n",
+			      stderr);
+			return -EINVAL;
+		}
+		if (!o->repeat)
+			o->repeat = VNIC_CMP_DEFAULT_ROUNDS;
+		if (!duration_set)
+			o->duration_s = VNIC_CMP_DEFAULT_ROUND_S;
+	}
 	/* A vNIC without TSO makes both hosts send MSS frames. */
 	if (!o->topo.drv.tso)
 		o->rr.tcp.no_tso = o->st.tcp.no_tso = true;
@@ -191,7 +224,7 @@ static const struct vnic_opts_cmd bench_cmd = {
 
 int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o)
 {
-	struct bench_parse p = { .sample_ms_set = false };
+	struct bench_parse p = { .sample_ms_set = false, .duration_set = false };
 	int err;
 
 	vnic_bench_opts_default(o, VNIC_WL_RR);
@@ -218,7 +251,7 @@ int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o)
 	p.o = *o;
 	err = vnic_opts_parse(&bench_cmd, argc - 1, argv + 1, &p);
 	*o = p.o;
-	return err ? err : settle(o, p.sample_ms_set);
+	return err ? err : settle(o, p.sample_ms_set, p.duration_set);
 }
 
 enum { NPOLICIES = 16 };
@@ -278,6 +311,7 @@ static void print_text(const struct vnic_bench_run *r)
 	else
 		printf("vnic bench stream: %u flow(s), %.1f s, MTU %u, %u queue(s)\n", o->st.flows,
 		       s.seconds, o->topo.drv.mtu, o->topo.drv.tx_queues);
+	vnic_machine_print(stdout, &r->machine, o->cmdline);
 	printf("  policies:");
 	for (i = 0; i < np && i < NPOLICIES; i++)
 		printf(" %s=%s", kv[i].key, kv[i].value);
@@ -397,6 +431,7 @@ static void print_json(const struct vnic_bench_run *r)
 	np = vnic_topo_policies(&o->topo, kv, NPOLICIES);
 	vnic_json_begin(&j, stdout);
 	vnic_json_str(&j, "workload", o->wl == VNIC_WL_RR ? "rr" : "stream");
+	vnic_machine_json(&j, &r->machine, o->cmdline);
 	if (o->wl == VNIC_WL_RR) {
 		vnic_json_u64(&j, "sessions", o->rr.sessions);
 		vnic_json_u64(&j, "req_size", o->rr.req_size);
@@ -500,6 +535,7 @@ int vnic_cmd_bench(int argc, char **argv)
 {
 	struct vnic_bench_opts o;
 	struct vnic_bench_run *r;
+	char *cmdline;
 	int err;
 
 	err = vnic_bench_parse(argc, argv, &o);
@@ -507,14 +543,25 @@ int vnic_cmd_bench(int argc, char **argv)
 		return 0;
 	if (err)
 		return 2;
+	o.cmdline = cmdline = vnic_cmdline(argc, argv);
+	on_interrupt();
+	if (o.repeat) {
+		err = vnic_bench_compare(&o, o.compare, o.repeat);
+		free(cmdline);
+		return err ? 1 : 0;
+	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		fputs("vnic bench: out of memory\n", stderr);
+		free(cmdline);
 		return 1;
 	}
 	r->o = &o;
-	on_interrupt();
 	err = vnic_bench_run(r);
+	if (!err && r->machine.busy)
+		fprintf(stderr, "vnic bench: WARNING: other processes used %.2f cpus on average "
+				"during the run (steal %.1f %%): these figures are not to be trusted\n",
+			r->machine.others_cpus, r->machine.steal_pct);
 	if (!err) {
 		if (o.json) {
 			print_json(r);
@@ -534,5 +581,6 @@ int vnic_cmd_bench(int argc, char **argv)
 	}
 	vnic_bench_cleanup(r);
 	free(r);
+	free(cmdline);
 	return err ? 1 : 0;
 }

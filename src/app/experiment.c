@@ -154,6 +154,16 @@ static void take_trace(struct xp_case *c)
 /* What a measuring round adds to its case. 0 or -errno. */
 static int add_round(struct xp_case *c, struct vnic_bench_run *r)
 {
+	if (c->rounds < XP_MAX_ROUNDS) {
+		struct xp_round *rd = &c->round[c->rounds];
+		double secs = (double)r->elapsed_ns / 1e9;
+
+		rd->tps = secs > 0 ? (double)r->res.transactions / secs : 0;
+		rd->gbps = secs > 0 ? (double)r->res.bytes * 8 / secs / 1e9 : 0;
+		rd->tx_pps = secs > 0 ? (double)r->res.tx_pkts / secs : 0;
+		rd->b_cpu_s_per_gb = r->res.bytes ? r->thread_cpu_s[1] / ((double)r->res.bytes / 1e9)
+						  : 0;
+	}
 	c->rounds++;
 	c->elapsed_ns += r->elapsed_ns;
 	c->cpu_s += r->cpu_s;
@@ -173,43 +183,68 @@ static int add_round(struct xp_case *c, struct vnic_bench_run *r)
 	return add_counters(c, &r->topo);
 }
 
-/*
- * One round of one case on the bench runner. traced: record the function
- * times instead of adding rates and counters; keep_series: hand the samples
- * to the case. 0 or -errno (message printed).
- */
-static int run_round(struct xp *x, struct xp_case *c, double seconds, bool traced,
-		     bool keep_series)
-{
-	struct vnic_bench_run *r = calloc(1, sizeof(*r));
-	struct vnic_bench_opts o = c->o;
-	int err;
+/* What a run of a case gives: rates and counters, or the trace, and the series. */
+struct xp_rounds {
+	struct xp *x;
+	bool traced;
+};
 
-	if (!r)
-		return -ENOMEM;
-	o.duration_s = seconds;
-	o.quiet = true;
-	o.ctl = false;
-	o.trace = traced;
-	o.sample_ms = x->e->sample && !traced ? XP_SERIES_MS : 0;
-	r->o = &o;
-	err = vnic_bench_run(r);
-	if (err) {
-		fprintf(stderr, "vnic experiment: %s: the run failed: %s\n", c->label,
-			strerror(-err));
-	} else if (traced) {
+static int round_done(void *ctx, unsigned int i, unsigned int round, struct vnic_bench_run *r)
+{
+	struct xp_rounds *xr = ctx;
+	struct xp_case *c = &xr->x->cases[i];
+	int err = 0;
+
+	if (xr->traced) {
 		c->trace_s = (double)r->elapsed_ns / 1e9;
 		take_trace(c);
-	} else {
-		err = add_round(c, r);
+		return 0;
 	}
-	if (!err && keep_series && r->series.samples) {
+	err = add_round(c, r);
+	/* the first round's series is the case's */
+	if (!err && round == 0 && r->series.samples) {
 		vnic_series_fini(&c->series);
 		c->series = r->series;
 		memset(&r->series, 0, sizeof(r->series));
 	}
-	vnic_bench_cleanup(r);
-	free(r);
+	return err;
+}
+
+/* Every case in rounds of seconds each on the bench runner, traced or measuring. */
+static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool traced)
+{
+	struct vnic_bench_opts *o = calloc(x->ncases, sizeof(*o));
+	const char *labels[XP_MAX_CASES];
+	struct xp_rounds xr = { .x = x, .traced = traced };
+	char prefix[64];
+	struct vnic_bench_rounds rr = {
+		.cases = o,
+		.ncases = x->ncases,
+		.rounds = rounds,
+		.labels = labels,
+		.progress = x->opt->quiet ? NULL : prefix,
+		.done = round_done,
+		.ctx = &xr,
+	};
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	snprintf(prefix, sizeof(prefix), "vnic experiment %s%s", x->e->name,
+		 traced ? " (traced)" : "");
+	for (unsigned int i = 0; i < x->ncases; i++) {
+		o[i] = x->cases[i].o;
+		o[i].duration_s = seconds;
+		o[i].quiet = true;
+		o[i].ctl = false;
+		o[i].trace = traced;
+		o[i].sample_ms = x->e->sample && !traced ? XP_SERIES_MS : 0;
+		labels[i] = x->cases[i].label;
+	}
+	err = vnic_bench_rounds(&rr);
+	if (err)
+		fprintf(stderr, "vnic experiment %s: %s\n", x->e->name, strerror(-err));
+	free(o);
 	return err;
 }
 
@@ -226,35 +261,11 @@ static void case_free(struct xp_case *c)
 /* Every case: the rounds in turn, then the traced round of each. 0 or the first error. */
 static int run_cases(struct xp *x)
 {
-	double trace_s = x->opt->short_run ? XP_SHORT_TRACE_S : XP_TRACE_S;
-	unsigned int round, i;
-	int err;
+	int err = run_rounds(x, x->nrounds, x->round_s, false);
 
-	for (round = 0; round < x->nrounds; round++) {
-		for (i = 0; i < x->ncases; i++) {
-			struct xp_case *c = &x->cases[i];
-
-			if (!x->opt->quiet)
-				fprintf(stderr, "vnic experiment %s: %-22s round %u/%u, %.2g s\n",
-					x->e->name, c->label, round + 1, x->nrounds, x->round_s);
-			err = run_round(x, c, x->round_s, false, round == 0);
-			if (err)
-				return err;
-		}
-	}
-	if (!x->e->trace)
-		return 0;
-	for (i = 0; i < x->ncases; i++) {
-		struct xp_case *c = &x->cases[i];
-
-		if (!x->opt->quiet)
-			fprintf(stderr, "vnic experiment %s: %-22s traced, %.2g s\n", x->e->name,
-				c->label, trace_s);
-		err = run_round(x, c, trace_s, true, false);
-		if (err)
-			return err;
-	}
-	return 0;
+	if (err || !x->e->trace)
+		return err;
+	return run_rounds(x, 1, x->opt->short_run ? XP_SHORT_TRACE_S : XP_TRACE_S, true);
 }
 
 /* ---------------------------------------------------------------------------
@@ -730,6 +741,12 @@ static void json_experiment(struct vnic_json *j, const struct xp *x, int err)
 		vnic_json_double(j, "after", d->after);
 		vnic_json_str(j, "vnic", d->after == d->before ? "unchanged" : up ? "up" : "down");
 		vnic_json_str(j, "upstream", d->seed_up ? "up" : "down");
+		vnic_json_str(j, "verdict", d->verdict);
+		vnic_json_str(j, "judged_by", d->rounds ? "rounds" : "noise threshold");
+		if (d->rounds) {
+			vnic_json_double(j, "ci_low", d->lo);
+			vnic_json_double(j, "ci_high", d->hi);
+		}
 		vnic_json_close(j);
 	}
 	vnic_json_array_close(j);

@@ -36,6 +36,7 @@ enum {
 	XP_MAX_POINTS = 24,	/* distinct trace point names per case */
 	XP_MAX_DIRECTIONS = 16,
 	XP_SERIES_MS = 10,
+	XP_MAX_ROUNDS = 16,	/* rounds whose figures a case keeps one by one */
 	XP_DIR_MAX = 256,	    /* --out, --md and --link-base, bytes with the NUL */
 	XP_PATH = XP_DIR_MAX + 128, /* a file in the output directory */
 };
@@ -78,6 +79,11 @@ struct xp_case {
 	double cpu_s;			      /* the whole process (getrusage) */
 	double thread_cpu_s[VNIC_TOPO_SIDES]; /* each side's cpu thread */
 	double spin_cpu_s[VNIC_TOPO_SIDES];   /* of which idle spin */
+	/* each measuring round's own figures, for the verdicts (vnic_cmp_judge) */
+	struct xp_round {
+		double tps, gbps, tx_pps;
+		double b_cpu_s_per_gb;	/* side B's thread */
+	} round[XP_MAX_ROUNDS];
 	struct vnic_counter *ctr;
 	unsigned int nctr;
 	struct vnic_hist *lat; /* rr: every transaction of every round */
@@ -109,7 +115,17 @@ struct xp_direction {
 	char what[96];
 	double before, after;
 	bool seed_up;		/* the thread's figure went up */
+	const char *verdict;	/* "same direction", "opposite", "no measurable difference" */
+	bool rounds;		/* judged on the rounds' spread; else on XP_NOISE_PCT */
+	double lo, hi;		/* rounds: the ratio's 95 % interval */
 };
+
+/*
+ * A figure taken once (a traced round's average, a counter ratio) has no
+ * spread to judge a change against: a change smaller than this is no
+ * measurable difference.
+ */
+#define XP_NOISE_PCT 3.0
 
 struct xp {
 	const struct xp_opts *opt;
@@ -238,9 +254,26 @@ void vnic_xp_md_head(struct xp *x, const char *const *seed_cols, unsigned int ns
 void vnic_xp_md_row(struct xp *x, const char *label, const char *const *seed, unsigned int nseed,
 		    const struct xp_case *const *cs, unsigned int n, xp_cell_fn cell);
 void vnic_xp_md_files(struct xp *x, bool png, const char *extra);
-/* Which way a figure went from before to after, beside the way the thread's went. */
+/*
+ * Which way a figure went from before to after, beside the way it went
+ * upstream. A figure taken once: a change within XP_NOISE_PCT is no
+ * measurable difference.
+ */
 void vnic_xp_md_direction(struct xp *x, const char *what, double before, double after,
 			  bool seed_up);
+/* A per-round figure of a case (tps, gbps, ...). */
+typedef double (*xp_round_fn)(const struct xp_round *r);
+double vnic_xp_round_tps(const struct xp_round *r);
+double vnic_xp_round_gbps(const struct xp_round *r);
+double vnic_xp_round_tx_pps(const struct xp_round *r);
+double vnic_xp_round_b_cpu_per_gb(const struct xp_round *r);
+/*
+ * The same for a figure every round measured: judged as `vnic bench
+ * --compare` judges (vnic_cmp_judge: the median round-by-round ratio and
+ * its bootstrap interval), so noise is never called a direction.
+ */
+void vnic_xp_md_direction_rounds(struct xp *x, const char *what, const struct xp_case *before,
+				 const struct xp_case *after, xp_round_fn fig, bool seed_up);
 /* 12345678 -> "12,345,678" */
 const char *vnic_xp_grp(char *buf, size_t len, double v);
 

@@ -309,8 +309,10 @@ static void measure(struct vnic_bench_run *r)
 	bool have[VNIC_TOPO_SIDES];
 	double cpu0, tcpu0[VNIC_TOPO_SIDES];
 	uint64_t spin0[VNIC_TOPO_SIDES];
+	struct vnic_machine_snap m0, m1;
 	unsigned int s;
 
+	vnic_machine_snap(&m0);
 	thread_clocks(&r->topo, clk, have);
 	cpu0 = process_cpu_s();
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
@@ -328,6 +330,8 @@ static void measure(struct vnic_bench_run *r)
 		r->thread_cpu_s[s] = have[s] ? clock_s(clk[s]) - tcpu0[s] : 0;
 		r->spin_cpu_s[s] = (double)(spin_ns(&r->topo, s) - spin0[s]) / 1e9;
 	}
+	vnic_machine_snap(&m1);
+	vnic_machine_report(&m0, &m1, &r->machine);
 }
 
 double vnic_bench_work_cpu_s(const struct vnic_bench_run *r)
@@ -456,4 +460,32 @@ void vnic_bench_cleanup(struct vnic_bench_run *r)
 	r->rr = NULL;
 	r->st = NULL;
 	vnic_topo_destroy(&r->topo);
+}
+
+int vnic_bench_rounds(const struct vnic_bench_rounds *rr)
+{
+	for (unsigned int round = 0; round < rr->rounds; round++) {
+		for (unsigned int i = 0; i < rr->ncases; i++) {
+			struct vnic_bench_run *r = calloc(1, sizeof(*r));
+			int err;
+
+			if (!r)
+				return -ENOMEM;
+			if (rr->progress)
+				fprintf(stderr, "%s: %-24s round %u/%u, %.2g s\n", rr->progress,
+					rr->labels ? rr->labels[i] : "", round + 1, rr->rounds,
+					rr->cases[i].duration_s);
+			r->o = &rr->cases[i];
+			err = vnic_bench_run(r);
+			if (!err)
+				err = rr->done(rr->ctx, i, round, r);
+			vnic_bench_cleanup(r);
+			free(r);
+			if (err)
+				return err;
+			if (interrupted)
+				return -EINTR;
+		}
+	}
+	return 0;
 }

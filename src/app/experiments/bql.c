@@ -158,7 +158,7 @@ static void report(struct xp *x)
 		       vnic_xp_cell_work_txn);
 	vnic_xp_md_row(x, "integrity errors", NULL, 2, cs, 2, vnic_xp_cell_errors);
 	fputc('\n', x->md);
-	vnic_xp_md_direction(x, "transactions/s", xp_tps(cs[0]), xp_tps(cs[1]), true);
+	vnic_xp_md_direction_rounds(x, "transactions/s", cs[0], cs[1], vnic_xp_round_tps, true);
 	fputc('\n', x->md);
 	plot_series(x, cs, b);
 	vnic_xp_md_files(x, true, b->extra);

@@ -92,12 +92,10 @@ static void table(struct xp *x, const char *wl, bool upstream)
 		       vnic_xp_cell_work_txn);
 	vnic_xp_md_row(x, "integrity errors", NULL, 3, cs, 3, vnic_xp_cell_errors);
 	fputc('\n', x->md);
-	vnic_xp_md_direction(x, "packet rate, hw-headers -> sw-direct",
-			     xp_per_s(cs[0], (double)cs[0]->res.tx_pkts),
-			     xp_per_s(cs[2], (double)cs[2]->res.tx_pkts), true);
-	vnic_xp_md_direction(x, "packet rate, hw-noheaders -> sw-direct",
-			     xp_per_s(cs[1], (double)cs[1]->res.tx_pkts),
-			     xp_per_s(cs[2], (double)cs[2]->res.tx_pkts), false);
+	vnic_xp_md_direction_rounds(x, "packet rate, hw-headers -> sw-direct", cs[0], cs[2],
+				    vnic_xp_round_tx_pps, true);
+	vnic_xp_md_direction_rounds(x, "packet rate, hw-noheaders -> sw-direct", cs[1], cs[2],
+				    vnic_xp_round_tx_pps, false);
 	fputc('\n', x->md);
 }
 

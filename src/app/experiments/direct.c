@@ -60,7 +60,7 @@ static void table(struct xp *x, const char *wl, bool upstream)
 	fputc('\n', x->md);
 	vnic_xp_md_direction(x, "xmit average", vnic_xp_tp_avg_us(cs[0], "xmit"),
 			     vnic_xp_tp_avg_us(cs[1], "xmit"), false);
-	vnic_xp_md_direction(x, "transactions/s", xp_tps(cs[0]), xp_tps(cs[1]), true);
+	vnic_xp_md_direction_rounds(x, "transactions/s", cs[0], cs[1], vnic_xp_round_tps, true);
 	fputc('\n', x->md);
 }
 

@@ -82,11 +82,10 @@ static void report(struct xp *x)
 	vnic_xp_md_row(x, "CPU per GB (process)", NULL, 3, cs, 3, vnic_xp_cell_cpu_gb);
 	vnic_xp_md_row(x, "integrity errors", NULL, 3, cs, 3, vnic_xp_cell_errors);
 	fputc('\n', x->md);
-	vnic_xp_md_direction(x, "throughput, list -> gro", xp_gbps(cs[0]), xp_gbps(cs[1]), true);
-	vnic_xp_md_direction(x, "receive-side CPU seconds per GB, list -> gro",
-			     xp_ratio(cs[0]->thread_cpu_s[1], (double)cs[0]->res.bytes / 1e9),
-			     xp_ratio(cs[1]->thread_cpu_s[1], (double)cs[1]->res.bytes / 1e9),
-			     false);
+	vnic_xp_md_direction_rounds(x, "throughput, list -> gro", cs[0], cs[1], vnic_xp_round_gbps,
+				    true);
+	vnic_xp_md_direction_rounds(x, "receive-side CPU seconds per GB, list -> gro", cs[0],
+				    cs[1], vnic_xp_round_b_cpu_per_gb, false);
 	fputc('\n', x->md);
 	vnic_xp_plot_bars(x, "gro (dpaa2-eth rx list): stream 4 flows, rx-deliver list / gro / "
 			     "gro-list",

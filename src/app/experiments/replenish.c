@@ -90,7 +90,7 @@ static void report(struct xp *x)
 		xp_ratio((double)xp_rxb(cs[0], "replenish_calls"), (double)xp_rxb(cs[0], "polls")),
 		xp_ratio((double)xp_rxb(cs[1], "replenish_calls"), (double)xp_rxb(cs[1], "polls")),
 		false);
-	vnic_xp_md_direction(x, "transactions/s", xp_tps(cs[0]), xp_tps(cs[1]), true);
+	vnic_xp_md_direction_rounds(x, "transactions/s", cs[0], cs[1], vnic_xp_round_tps, true);
 	fputc('\n', x->md);
 	vnic_xp_plot_bars(x, "replenish (ibmvnic rr 1/7): rr 150 sessions, rx-replenish always vs low",
 			  bars, 3);

@@ -5,6 +5,7 @@
  * and the cells several experiments share.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -120,28 +121,100 @@ void vnic_xp_md_files(struct xp *x, bool png, const char *extra)
 	fputs(".\n\n", x->md);
 }
 
+static struct xp_direction *add_direction(struct xp *x, const char *what, double before,
+					   double after, bool seed_up)
+{
+	static struct xp_direction spare;
+	struct xp_direction *d = x->ndirs < XP_MAX_DIRECTIONS ? &x->dirs[x->ndirs++] : &spare;
+
+	memset(d, 0, sizeof(*d));
+	snprintf(d->what, sizeof(d->what), "%s", what);
+	d->before = before;
+	d->after = after;
+	d->seed_up = seed_up;
+	return d;
+}
+
+static void print_direction(struct xp *x, const struct xp_direction *d)
+{
+	bool up = d->after > d->before;
+
+	fprintf(x->md, "- %s: %s (%.3g -> %.3g, %+.1f %%", d->what,
+		d->after == d->before ? "unchanged" : up ? "up" : "down", d->before, d->after,
+		d->before ? (d->after - d->before) * 100 / d->before : 0);
+	if (d->rounds)
+		fprintf(x->md, "; ratio 95 %% interval %.3f .. %.3f over the rounds", d->lo, d->hi);
+	fprintf(x->md, "); upstream it went %s: **%s**.\n", d->seed_up ? "up" : "down",
+		d->verdict);
+}
+
+static const char *direction_of(bool up, bool seed_up)
+{
+	return up == seed_up ? "same direction" : "opposite";
+}
+
 void vnic_xp_md_direction(struct xp *x, const char *what, double before, double after,
 			  bool seed_up)
 {
-	bool up = after > before;
+	struct xp_direction *d = add_direction(x, what, before, after, seed_up);
+	double pct = before ? (after - before) * 100 / before : (after ? 100 : 0);
 
-	if (x->ndirs < XP_MAX_DIRECTIONS) {
-		struct xp_direction *d = &x->dirs[x->ndirs++];
+	if (pct < XP_NOISE_PCT && pct > -XP_NOISE_PCT)
+		d->verdict = "no measurable difference";
+	else
+		d->verdict = direction_of(after > before, seed_up);
+	print_direction(x, d);
+}
 
-		snprintf(d->what, sizeof(d->what), "%s", what);
-		d->before = before;
-		d->after = after;
-		d->seed_up = seed_up;
+double vnic_xp_round_tps(const struct xp_round *r)
+{
+	return r->tps;
+}
+
+double vnic_xp_round_gbps(const struct xp_round *r)
+{
+	return r->gbps;
+}
+
+double vnic_xp_round_tx_pps(const struct xp_round *r)
+{
+	return r->tx_pps;
+}
+
+double vnic_xp_round_b_cpu_per_gb(const struct xp_round *r)
+{
+	return r->b_cpu_s_per_gb;
+}
+
+void vnic_xp_md_direction_rounds(struct xp *x, const char *what, const struct xp_case *before,
+				 const struct xp_case *after, xp_round_fn fig, bool seed_up)
+{
+	double a[XP_MAX_ROUNDS], b[XP_MAX_ROUNDS], sa = 0, sb = 0;
+	unsigned int n = before->rounds < after->rounds ? before->rounds : after->rounds;
+	struct vnic_cmp_verdict v;
+	struct xp_direction *d;
+
+	if (n > XP_MAX_ROUNDS)
+		n = XP_MAX_ROUNDS;
+	for (unsigned int i = 0; i < n; i++) {
+		a[i] = fig(&before->round[i]);
+		b[i] = fig(&after->round[i]);
+		sa += a[i];
+		sb += b[i];
 	}
-	fprintf(x->md, "- %s: %s %s (%.3g -> %.3g, %+.1f %%); upstream it went %s: %s.\n", what,
-		after == before ? "unchanged"
-		: up		? "up"
-				: "down",
-		"from before to after", before, after, before ? (after - before) * 100 / before : 0,
-		seed_up ? "up" : "down",
-		after == before ? "no direction"
-		: up == seed_up ? "**same direction**"
-				: "**opposite**");
+	d = add_direction(x, what, n ? sa / n : 0, n ? sb / n : 0, seed_up);
+	vnic_cmp_judge(a, b, n, NULL, NULL, 0, &v);
+	d->rounds = n >= 3;
+	d->lo = v.lo;
+	d->hi = v.hi;
+	if (n < 3) /* --short: one round, no spread: the threshold then */
+		d->verdict = fabs(v.ratio - 1) * 100 < XP_NOISE_PCT ? "no measurable difference"
+								  : direction_of(v.ratio > 1, seed_up);
+	else if (v.lo <= 1 && v.hi >= 1)
+		d->verdict = "no measurable difference";
+	else
+		d->verdict = direction_of(v.ratio > 1, seed_up);
+	print_direction(x, d);
 }
 
 /* --- shared cells -------------------------------------------------------------- */
