@@ -103,7 +103,8 @@ struct vnic_poller {
  * within busy_poll_ns would have been caught by spinning longer, so the
  * spin grows (doubles, from VNIC_CPU_SPIN_GROW_START_NS); a sleep that
  * outlasted it shows spinning did not pay, so the spin halves, to 0 below
- * the start. FIXED always spins busy_poll_ns.
+ * the start. A spin that loses the CPU (another thread wants it) stops
+ * spinning for VNIC_CPU_SPIN_BACKOFF_NS. FIXED always spins busy_poll_ns.
  */
 enum vnic_cpu_spin {
 	VNIC_CPU_SPIN_ADAPTIVE = 0,
@@ -136,6 +137,7 @@ struct vnic_cpu_stats {
 	uint64_t idle_ns;
 	uint64_t spin_ns;
 	uint64_t spin_limit_ns;	/* the adaptive spin now (busy_poll_ns when fixed) */
+	uint64_t spin_preempted; /* spins that lost the CPU: contention */
 };
 
 struct vnic_cpu {
@@ -149,6 +151,7 @@ struct vnic_cpu {
 	uint64_t busy_poll_ns;	/* spin at most this long with nothing to do before sleeping */
 	enum vnic_cpu_spin spin_mode;
 	uint64_t spin_cur_ns;	/* the spin of the next idle */
+	uint64_t spin_backoff_until; /* adaptive: no spin before this (contention) */
 	int budget;
 	const char *name;
 	struct vnic_cpu_stats stats;
@@ -167,15 +170,22 @@ enum {
 	VNIC_CPU_SPIN_GAP_NS = 20000,		/* a spin step this long was off the CPU */
 	VNIC_CPU_SPIN_YIELD_NS = 5000,		/* a spinning cpu yields this often */
 };
+/* After a spin lost the CPU, adaptive spinning rests this long. */
+#define VNIC_CPU_SPIN_BACKOFF_NS 50000000ull
 
 /* 0 or -errno. busy_poll_ns 0 = sleep as soon as idle. Adaptive spin. */
 int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns);
 /* Before start: how to spin (enum vnic_cpu_spin). */
 void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode);
+/*
+ * The adaptive rule, pure: the spin after one that was cur, when the sleep
+ * that followed it lasted slept_ns and the spin may be at most max.
+ */
+uint64_t vnic_cpu_spin_next(uint64_t cur, uint64_t max, uint64_t slept_ns);
 struct vnic_counter;
 /*
  * The cpu's counters (loops, sleeps, wakeups, busy_polls, spin_hits,
- * work_ns, idle_ns, spin_ns, spin_limit_ns) in the shape of the layers'
+ * work_ns, idle_ns, spin_ns, spin_limit_ns, spin_preempted) in the shape of the layers'
  * counter functions: fills up to max, returns how many there are. Any
  * thread.
  */

@@ -208,6 +208,7 @@ unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *
 		{ "idle_ns", vnic_ctr_read(&st->idle_ns) },
 		{ "spin_ns", vnic_ctr_read(&st->spin_ns) },
 		{ "spin_limit_ns", vnic_ctr_read(&st->spin_limit_ns) },
+		{ "spin_preempted", vnic_ctr_read(&st->spin_preempted) },
 	};
 	unsigned int n = sizeof(c) / sizeof(c[0]);
 
@@ -460,6 +461,24 @@ static bool stopping(struct vnic_cpu *cpu)
 }
 
 /*
+ * The spin was preempted: something else wants this CPU, and every
+ * microsecond spun is taken from it (often from the very thread whose
+ * reply the spin waits for). Spinning also spends the scheduler's credit
+ * that a sleeper gets back at its wake-up, the credit that lets a woken
+ * thread run at once beside a CPU-bound one. So an adaptive spin stops for
+ * VNIC_CPU_SPIN_BACKOFF_NS, and the cpu sleeps as soon as it is idle.
+ */
+static void spin_contended(struct vnic_cpu *cpu, uint64_t now)
+{
+	vnic_ctr_inc(&cpu->stats.spin_preempted);
+	if (cpu->spin_mode != VNIC_CPU_SPIN_ADAPTIVE)
+		return;
+	cpu->spin_cur_ns = 0;
+	cpu->spin_backoff_until = now + VNIC_CPU_SPIN_BACKOFF_NS;
+	vnic_ctr_set(&cpu->stats.spin_limit_ns, 0);
+}
+
+/*
  * Busy polling: a wake-up costs 10-12 us on the 2-vCPU machines vnic is
  * measured on (docs/BENCHMARKS.md, "Reference figures"), so when work is
  * likely to come back soon it is cheaper to spin a little first. Returns
@@ -474,7 +493,7 @@ static bool stopping(struct vnic_cpu *cpu)
 static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 {
 	uint64_t now, end, next_tick, next_yield, prev, burned = 0;
-	bool found = false;
+	bool found = false, preempted = false;
 
 	if (!cpu->spin_cur_ns)
 		return false;
@@ -494,6 +513,8 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 		/* A long step: we were off the CPU, not spinning. */
 		if (now - prev < VNIC_CPU_SPIN_GAP_NS)
 			burned += now - prev;
+		else
+			preempted = true;
 		if (next_timer && (int64_t)(now - next_timer) >= 0) {
 			found = true;
 			break;
@@ -519,28 +540,33 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 	vnic_ctr_add(&cpu->stats.spin_ns, burned);
 	if (found)
 		vnic_ctr_inc(&cpu->stats.spin_hits);
+	if (preempted)
+		spin_contended(cpu, now);
 	return found;
 }
 
-/*
- * The adaptive spin after a sleep of slept_ns: grow when spinning longer
- * would have caught the wake, shrink when the wait outlasted any spin.
- */
+uint64_t vnic_cpu_spin_next(uint64_t cur, uint64_t max, uint64_t slept_ns)
+{
+	if (slept_ns <= max) {
+		cur = cur < VNIC_CPU_SPIN_GROW_START_NS ? VNIC_CPU_SPIN_GROW_START_NS : cur * 2;
+		return cur > max ? max : cur;
+	}
+	cur /= 2;
+	return cur < VNIC_CPU_SPIN_GROW_START_NS ? 0 : cur;
+}
+
+/* The adaptive spin after a sleep of slept_ns (vnic_cpu_spin_next), unless resting. */
 static void spin_adapt(struct vnic_cpu *cpu, uint64_t slept_ns)
 {
-	uint64_t cur = cpu->spin_cur_ns, max = cpu->busy_poll_ns;
+	uint64_t cur;
 
 	if (cpu->spin_mode != VNIC_CPU_SPIN_ADAPTIVE)
 		return;
-	if (slept_ns <= max) {
-		cur = cur < VNIC_CPU_SPIN_GROW_START_NS ? VNIC_CPU_SPIN_GROW_START_NS : cur * 2;
-		if (cur > max)
-			cur = max;
-	} else {
-		cur /= 2;
-		if (cur < VNIC_CPU_SPIN_GROW_START_NS)
-			cur = 0;
-	}
+	if (cpu->spin_backoff_until &&
+	    (int64_t)(vnic_now_ns() - cpu->spin_backoff_until) < 0)
+		return; /* contended not long ago: no spin yet */
+	cpu->spin_backoff_until = 0;
+	cur = vnic_cpu_spin_next(cpu->spin_cur_ns, cpu->busy_poll_ns, slept_ns);
 	if (cur != cpu->spin_cur_ns) {
 		cpu->spin_cur_ns = cur;
 		vnic_ctr_set(&cpu->stats.spin_limit_ns, cur);
