@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <net/if_arp.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -489,6 +490,9 @@ static int build(struct link *l)
 		err = vnic_afpacket_create(&l->backing, l->o->backing, t->drv.mtu, l->side[0].cpu);
 		if (err == -ENODEV)
 			return fail("--backing: no interface called %s", l->o->backing);
+		if (err == -EPROTONOSUPPORT || err == -EINVAL)
+			return fail("--backing %s: not an Ethernet device, or a loopback; refused",
+				    l->o->backing);
 		if (err)
 			return fail("--backing %s: %s", l->o->backing, strerror(-err));
 		l->side[0].wire = l->backing;
@@ -1071,27 +1075,64 @@ static void run(struct link *l, const sigset_t *set)
 		report_text(l, (now - start) / 1e9, &cur, all, n);
 }
 
-/* Checks a backing interface before anything is built: it exists, is up, carries our MTU. */
+/* A link type that is not Ethernet, in words a user recognises. */
+static const char *link_type_name(uint16_t type)
+{
+	switch (type) {
+	case ARPHRD_NONE:
+		return "no link layer: a TUN or another L3 device";
+	case ARPHRD_TUNNEL:
+		return "an IPv4-in-IPv4 tunnel (ipip)";
+	case ARPHRD_TUNNEL6:
+		return "an IP-in-IPv6 tunnel (ip6tnl)";
+	case ARPHRD_SIT:
+		return "an IPv6-in-IPv4 tunnel (sit)";
+	case ARPHRD_IPGRE:
+		return "a GRE tunnel";
+	case ARPHRD_PPP:
+		return "PPP";
+	case ARPHRD_INFINIBAND:
+		return "InfiniBand";
+	case ARPHRD_IEEE80211_RADIOTAP:
+		return "a wireless monitor";
+	default:
+		return "not Ethernet";
+	}
+}
+
+/*
+ * Checks a backing interface before anything is built: an Ethernet device
+ * that is not loopback (docs/LINK.md, "What a backing exposes, and to
+ * whom"), up, and carrying our MTU.
+ */
 static int check_backing(const struct vnic_link_opts *o)
 {
+	struct vnic_nl_link li = { 0 };
 	struct vnic_nl root;
-	uint32_t mtu = 0, flags = 0;
 	int idx, err;
 
 	err = vnic_nl_open(&root, -1);
 	if (err)
 		return fail("rtnetlink: %s", strerror(-err));
 	idx = vnic_nl_link_index(&root, o->backing);
-	if (idx > 0)
-		vnic_nl_link_get(&root, idx, &mtu, &flags);
+	err = idx > 0 ? vnic_nl_link_get(&root, idx, &li) : idx;
 	vnic_nl_close(&root);
-	if (idx <= 0)
+	if (idx <= 0 || err == -ENODEV)
 		return fail("--backing: no interface called %s", o->backing);
-	if (!(flags & IFF_UP))
+	if (err)
+		return fail("--backing %s: %s", o->backing, strerror(-err));
+	if ((li.flags & IFF_LOOPBACK) || li.type == ARPHRD_LOOPBACK)
+		return fail("--backing %s: a loopback device, which carries the host's own traffic; "
+			    "refused (use a dedicated veth, macvlan or VLAN)", o->backing);
+	if (li.type != ARPHRD_ETHER)
+		return fail("--backing %s: not an Ethernet device (link type %u, %s); refused: "
+			    "the wire carries Ethernet frames", o->backing, li.type,
+			    link_type_name(li.type));
+	if (!(li.flags & IFF_UP))
 		return fail("--backing: %s is down (ip link set %s up)", o->backing, o->backing);
-	if (mtu < o->topo.drv.mtu)
+	if (li.mtu < o->topo.drv.mtu)
 		return fail("--mtu %u is larger than %s's MTU %u", o->topo.drv.mtu, o->backing,
-			    mtu);
+			    li.mtu);
 	return 0;
 }
 

@@ -69,8 +69,18 @@ int vnic_nl_link_index(struct vnic_nl *nl, const char *name);
 int vnic_nl_link_move(struct vnic_nl *nl, int ifindex, int netns_fd, const char *new_name);
 /* MTU (0: unchanged) and administrative state. */
 int vnic_nl_link_set(struct vnic_nl *nl, int ifindex, uint32_t mtu, bool up);
-/* Reads the MTU and IFF_* flags of ifindex. */
-int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, uint32_t *mtu, uint32_t *flags);
+/* What link reads of an interface. */
+struct vnic_nl_link {
+	uint32_t mtu;
+	uint32_t flags;		/* IFF_* */
+	uint16_t type;		/* ARPHRD_*: the link layer (ifi_type) */
+};
+
+/* Reads the MTU, IFF_* flags and link type of ifindex. 0, -ENODEV or -errno. */
+int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, struct vnic_nl_link *out);
+struct nlmsghdr;
+/* An RTM_NEWLINK message into *ifindex and *out; false for any other message. */
+bool vnic_nl_link_parse(const struct nlmsghdr *nh, int *ifindex, struct vnic_nl_link *out);
 /* Adds the address; IPv6 without duplicate address detection, so it is usable at once. */
 int vnic_nl_addr_add(struct vnic_nl *nl, int ifindex, const struct vnic_nl_addr *a);
 /* The ifindex holding address a (any prefix) in the socket's namespace, 0 if none, or -errno. */

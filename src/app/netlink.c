@@ -371,33 +371,47 @@ int vnic_nl_link_set(struct vnic_nl *nl, int ifindex, uint32_t mtu, bool up)
 }
 
 struct link_info {
-	uint32_t mtu;
-	uint32_t flags;
+	int ifindex;		/* 0: any */
+	struct vnic_nl_link *out;
 	bool seen;
 };
 
-static int link_info_msg(const struct nlmsghdr *nh, void *ctx)
+bool vnic_nl_link_parse(const struct nlmsghdr *nh, int *ifindex, struct vnic_nl_link *li)
 {
 	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
-	struct link_info *li = ctx;
 	const struct rtattr *rta;
 	int len;
 
 	if (nh->nlmsg_type != RTM_NEWLINK || nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
-		return 0;
-	li->seen = true;
+		return false;
+	memset(li, 0, sizeof(*li));
+	*ifindex = ifi->ifi_index;
 	li->flags = ifi->ifi_flags;
+	li->type = ifi->ifi_type;
 	len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
 	for (rta = IFLA_RTA(ifi); RTA_OK(rta, len); rta = RTA_NEXT(rta, len))
 		if (rta->rta_type == IFLA_MTU && RTA_PAYLOAD(rta) >= sizeof(uint32_t))
 			memcpy(&li->mtu, RTA_DATA(rta), sizeof(uint32_t));
+	return true;
+}
+
+static int link_info_msg(const struct nlmsghdr *nh, void *ctx)
+{
+	struct link_info *li = ctx;
+	struct vnic_nl_link one;
+	int idx;
+
+	if (!vnic_nl_link_parse(nh, &idx, &one) || (li->ifindex && idx != li->ifindex))
+		return 0;
+	*li->out = one;
+	li->seen = true;
 	return 0;
 }
 
-int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, uint32_t *mtu, uint32_t *flags)
+int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, struct vnic_nl_link *out)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
-	struct link_info li = { 0 };
+	struct link_info li = { .ifindex = ifindex, .out = out };
 	struct nl_req r;
 	int err;
 
@@ -405,13 +419,7 @@ int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, uint32_t *mtu, uint32_t *f
 	err = nl_talk(nl, &r, link_info_msg, &li);
 	if (err)
 		return err;
-	if (!li.seen)
-		return -ENODEV;
-	if (mtu)
-		*mtu = li.mtu;
-	if (flags)
-		*flags = li.flags;
-	return 0;
+	return li.seen ? 0 : -ENODEV;
 }
 
 static unsigned int addr_len(int family)

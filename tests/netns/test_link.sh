@@ -29,7 +29,7 @@
 # ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a 256 MiB transfer
 # whose sha256 matches at the other end (with offloads, then with TSO and
 # checksum offload off on a TAP), --pcap read back by tshark, the errors a
-# user meets, the backing mode, and that teardown leaves nothing behind:
+# user meets (a loopback or TUN backing among them), the backing mode, and that teardown leaves nothing behind:
 # after SIGINT, SIGTERM, SIGHUP, and a reader of stdout that went away
 # (vnic link | head -1); a control socket left by kill -9 is replaced.
 #
@@ -58,6 +58,7 @@ NB=vnt-b-$$
 NC=vnt-c-$$
 VB=vntb$$
 VP=vntp$$
+VT=vntt$$
 NAME=vnt-$$
 WORK=$(mktemp -d /tmp/vnic-netns.XXXXXX)
 LOG=$WORK/log
@@ -102,6 +103,7 @@ cleanup() {
 		ip netns del "$n" 2>/dev/null
 	done
 	ip link del "$VB" 2>/dev/null
+	ip link del "$VT" 2>/dev/null
 	if [ "$nfail" -eq 0 ]; then
 		rm -rf "$WORK"
 	else
@@ -271,6 +273,31 @@ echo "$out" >>"$LOG"
 	fail "address in use: '${out:0:300}' (exit $rc)"
 ip netns del "$NA"
 ip netns del "$NB"
+
+# A backing must be a dedicated Ethernet device: lo would copy the host's own
+# traffic (127.0.0.1 included) into namespace A, and an L3 device has no
+# Ethernet frames. Refused with one line before anything is built.
+out=$(timeout 20 "$VNIC" link --backing lo --new-ns-a "$NA" 2>&1)
+rc=$?
+echo "$out" >>"$LOG"
+[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "lo: a loopback device" &&
+	! ip netns list | grep -qw "$NA" &&
+	pass "--backing lo: refused, one line, exit 1, nothing created" ||
+	fail "--backing lo: '${out:0:300}' (exit $rc)"
+
+if ip tuntap add "$VT" mode tun 2>>"$LOG" && ip link set "$VT" up; then
+	out=$(timeout 20 "$VNIC" link --backing "$VT" --new-ns-a "$NA" 2>&1)
+	rc=$?
+	echo "$out" >>"$LOG"
+	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
+		echo "$out" | grep -q "$VT: not an Ethernet device" &&
+		! ip netns list | grep -qw "$NA" &&
+		pass "--backing on a TUN (L3): refused, one line, exit 1, nothing created" ||
+		fail "--backing on a TUN: '${out:0:300}' (exit $rc)"
+	ip link del "$VT"
+else
+	fail "ip tuntap add $VT mode tun"
+fi
 
 # ---------------------------------------------------------------- MTU 1500
 if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
