@@ -17,6 +17,7 @@
  * created is recorded and removed at the end: the namespaces we made (not
  * those we attached to), the TAPs (they vanish with their fds).
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -65,6 +67,7 @@ struct link_side {
 	int ns_fd;
 	bool ns_created;
 	struct vnic_nl nl;		/* a route socket inside the namespace */
+	struct vnic_nl events;		/* its link events (the TAP's MTU changed) */
 	int ifindex;			/* of the TAP, inside the namespace */
 	struct vnic_nl_addr a4, a6;
 	bool has4, has6;
@@ -79,6 +82,7 @@ struct link {
 	struct vnic_pcap *pcap;
 	struct vnic_ctl *ctl;
 	bool cpus_started;
+	uint64_t mtu_restored;		/* main thread; link.mtu_restored */
 };
 
 /* ---------------------------------------------------------------------------
@@ -631,6 +635,85 @@ static int configure(struct link *l)
 	return 0;
 }
 
+/* ---------------------------------------------------------------------------
+ * The TAP's MTU, held to the vNIC's
+ *
+ * The vNIC's MTU is negotiated at bring-up and the driver has no
+ * change-param reset (docs/ARCHITECTURE.md section 8), so a TAP whose MTU is
+ * raised from inside its namespace (ip link set vnic0 mtu 9000) hands the
+ * vNIC frames it can only drop (txN_drop_too_long), and the sender never
+ * learns why. Link listens to each namespace's link events and puts the
+ * MTU back, from its main loop.
+ * ------------------------------------------------------------------------- */
+
+static void mtu_hold(struct link *l, unsigned int s, uint32_t seen)
+{
+	struct link_side *sd = &l->side[s];
+	uint32_t want = vnic_drv_netdev(sd->drv)->mtu;
+	char hint[48] = "";
+	int err;
+
+	if (!seen || seen == want)
+		return;
+	err = vnic_nl_link_set_mtu(&sd->nl, sd->ifindex, want);
+	if (err) {
+		fprintf(stderr, "vnic link: %s: %s MTU set to %u from outside; putting it back to %u "
+			"failed: %s\n", side_name[s], l->o->ifname, seen, want, strerror(-err));
+		return;
+	}
+	vnic_ctr_inc(&l->mtu_restored);
+	if (seen >= VNIC_DRV_MIN_MTU && seen <= VNIC_DRV_MAX_MTU)
+		snprintf(hint, sizeof(hint), "; restart with --mtu %u", seen);
+	fprintf(stderr, "vnic link: %s: %s MTU set to %u from outside; put back to %u (the vNIC's "
+		"MTU%s)\n", side_name[s], l->o->ifname, seen, want, hint);
+}
+
+struct mtu_event {
+	struct link *l;
+	unsigned int s;
+};
+
+static void on_link_event(void *ctx, int ifindex, const struct vnic_nl_link *li)
+{
+	struct mtu_event *m = ctx;
+
+	if (ifindex == m->l->side[m->s].ifindex)
+		mtu_hold(m->l, m->s, li->mtu);
+}
+
+/* The TAP's MTU as it is now: at the start, and when the kernel dropped events. */
+static void mtu_recheck(struct link *l, unsigned int s)
+{
+	struct link_side *sd = &l->side[s];
+	struct vnic_nl_link li;
+
+	if (!vnic_nl_link_get(&sd->nl, sd->ifindex, &li))
+		mtu_hold(l, s, li.mtu);
+}
+
+static void mtu_events(struct link *l, unsigned int s)
+{
+	struct mtu_event m = { l, s };
+
+	if (vnic_nl_link_events(&l->side[s].events, on_link_event, &m) == -ENOBUFS)
+		mtu_recheck(l, s);
+}
+
+/* After configure: from here on every MTU change of a TAP is seen. */
+static int watch_mtu(struct link *l)
+{
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+		int err = vnic_nl_open_link_events(&sd->events, sd->ns_fd);
+
+		if (err)
+			return fail("link events in namespace %s: %s", sd->ns, strerror(-err));
+		/* A change between configure and the subscription sent its event to nobody. */
+		mtu_recheck(l, s);
+	}
+	return 0;
+}
+
 static void teardown(struct link *l)
 {
 	unsigned int s;
@@ -676,6 +759,8 @@ static void teardown(struct link *l)
 			vnic_cpu_fini(&sd->own_cpu);
 		if (sd->nl.fd >= 0)
 			vnic_nl_close(&sd->nl);
+		if (sd->events.fd >= 0)
+			vnic_nl_close(&sd->events);
 		if (sd->ns_fd >= 0)
 			close(sd->ns_fd);
 		if (sd->ns_created) {
@@ -719,7 +804,8 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 
 /*
  * Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.",
- * "cpu_a.", "cable.ab_", or "wire." for the backing wire).
+ * "cpu_a.", "cable.ab_", or "wire." for the backing wire; "link." for
+ * link's own).
  */
 static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
 				  struct vnic_counter *tmp, unsigned int tmax)
@@ -757,6 +843,10 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
 		at = add_prefixed(out, max, at, prefix, tmp, n);
 	}
+	n = 0;
+	snprintf(tmp[n].name, sizeof(tmp[n].name), "mtu_restored");
+	tmp[n++].value = vnic_ctr_read(&l->mtu_restored);
+	at = add_prefixed(out, max, at, "link.", tmp, n);
 	if (l->backing) {
 		n = vnic_afpacket_counters(l->backing, tmp, tmax);
 		at = add_prefixed(out, max, at, "wire.", tmp, n < tmax ? n : tmax);
@@ -1014,10 +1104,37 @@ static bool stdout_gone(void)
 }
 
 /*
- * Runs until a signal in set (SIGPIPE among them: stdout closed by a
- * reader that went away), or the duration; an interval line every second.
+ * Sleeps until a signal arrives on sfd (true) or timeout_ns has passed
+ * (false), handling the TAPs' link events meanwhile.
  */
-static void run(struct link *l, const sigset_t *set)
+static bool wait_events(struct link *l, int sfd, uint64_t timeout_ns)
+{
+	struct pollfd p[1 + SIDES];
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_ns / 1000000000u),
+		.tv_nsec = (long)(timeout_ns % 1000000000u),
+	};
+	struct signalfd_siginfo si;
+	int n;
+
+	p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	for (unsigned int s = 0; s < l->nsides; s++)
+		p[1 + s] = (struct pollfd){ .fd = l->side[s].events.fd, .events = POLLIN };
+	n = ppoll(p, 1 + l->nsides, &ts, NULL);
+	if (n <= 0)
+		return false;
+	for (unsigned int s = 0; s < l->nsides; s++)
+		if (p[1 + s].revents)
+			mtu_events(l, s);
+	return p[0].revents && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si);
+}
+
+/*
+ * Runs until a signal on sfd (SIGPIPE among them: stdout closed by a reader
+ * that went away), or the duration; an interval line every second, and the
+ * TAPs' MTU held meanwhile.
+ */
+static void run(struct link *l, int sfd)
 {
 	static struct vnic_counter all[MAX_COUNTERS], tmp[MAX_COUNTERS];
 	uint64_t start = vnic_now_ns(), t_prev = start;
@@ -1031,19 +1148,14 @@ static void run(struct link *l, const sigset_t *set)
 	for (;;) {
 		uint64_t next = t_prev + 1000000000u;
 		uint64_t wake = next < end ? next : end;
-		struct timespec ts;
 
 		now = vnic_now_ns();
 		if (now >= end)
 			break;
-		if (wake > now) {
-			ts.tv_sec = (time_t)((wake - now) / 1000000000u);
-			ts.tv_nsec = (long)((wake - now) % 1000000000u);
-			if (sigtimedwait(set, NULL, &ts) > 0) {
-				stopped = true;
-				now = vnic_now_ns();
-				break;
-			}
+		if (wake > now && wait_events(l, sfd, wake - now)) {
+			stopped = true;
+			now = vnic_now_ns();
+			break;
 		}
 		now = vnic_now_ns();
 		if (now < next)
@@ -1141,7 +1253,7 @@ int vnic_cmd_link(int argc, char **argv)
 	struct vnic_link_opts o;
 	struct link *l;
 	sigset_t set, old;
-	int err, ret = 1;
+	int err, ret = 1, sfd = -1;
 
 	err = vnic_link_parse(argc, argv, &o);
 	if (err > 0)
@@ -1158,6 +1270,7 @@ int vnic_cmd_link(int argc, char **argv)
 	for (unsigned int s = 0; s < SIDES; s++) {
 		l->side[s].ns_fd = -1;
 		l->side[s].nl.fd = -1;
+		l->side[s].events.fd = -1;
 	}
 	if (preflight() || parse_addrs(l) || (o.backing && check_backing(&o))) {
 		free(l);
@@ -1165,7 +1278,7 @@ int vnic_cmd_link(int argc, char **argv)
 	}
 	/*
 	 * Blocked before any thread exists, so every thread inherits the mask
-	 * and only sigtimedwait in run() takes them: a Ctrl-C during set-up
+	 * and only the signalfd read in run() takes them: a Ctrl-C during set-up
 	 * waits there and ends the run at once, through the same teardown.
 	 */
 	sigemptyset(&set);
@@ -1180,19 +1293,27 @@ int vnic_cmd_link(int argc, char **argv)
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The main loop waits on the TAPs' link events too: signals come as an fd. */
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fail("signalfd: %s", strerror(errno));
+		goto out;
+	}
 
 	for (unsigned int s = 0; s < l->nsides; s++)
 		if (setup_ns(l, s))
 			goto out;
-	if (build(l) || move_taps(l) || start(l) || configure(l))
+	if (build(l) || move_taps(l) || start(l) || configure(l) || watch_mtu(l))
 		goto out;
 	print_ready(l);
 	ctl_start(l);
-	run(l, &set);
+	run(l, sfd);
 	ret = 0;
 out:
 	teardown(l);
 	free(l);
+	if (sfd >= 0)
+		close(sfd);
 	/* What came after the first signal (a second Ctrl-C, EPIPE of the report) has been served. */
 	{
 		struct timespec zero = { 0, 0 };

@@ -78,9 +78,23 @@ struct vnic_nl_link {
 
 /* Reads the MTU, IFF_* flags and link type of ifindex. 0, -ENODEV or -errno. */
 int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, struct vnic_nl_link *out);
-struct nlmsghdr;
-/* An RTM_NEWLINK message into *ifindex and *out; false for any other message. */
-bool vnic_nl_link_parse(const struct nlmsghdr *nh, int *ifindex, struct vnic_nl_link *out);
+/* Sets the MTU of ifindex, nothing else. 0 or the kernel's -errno. */
+int vnic_nl_link_set_mtu(struct vnic_nl *nl, int ifindex, uint32_t mtu);
+
+/*
+ * A non-blocking route socket in the namespace netns_fd (-1: the caller's)
+ * that receives the kernel's link events (RTNLGRP_LINK: every RTM_NEWLINK,
+ * whoever changed the link), for a poll loop. Not for requests. 0 or -errno.
+ */
+int vnic_nl_open_link_events(struct vnic_nl *nl, int netns_fd);
+typedef void (*vnic_nl_link_fn)(void *ctx, int ifindex, const struct vnic_nl_link *li);
+/*
+ * Reads every pending event of such a socket, without waiting, and calls fn
+ * for each link (mtu 0 when the event has none). 0 when none is left,
+ * -ENOBUFS when the kernel dropped events for want of room (read the state
+ * again with vnic_nl_link_get), or another -errno.
+ */
+int vnic_nl_link_events(struct vnic_nl *nl, vnic_nl_link_fn fn, void *ctx);
 /* Adds the address; IPv6 without duplicate address detection, so it is usable at once. */
 int vnic_nl_addr_add(struct vnic_nl *nl, int ifindex, const struct vnic_nl_addr *a);
 /* The ifindex holding address a (any prefix) in the socket's namespace, 0 if none, or -errno. */

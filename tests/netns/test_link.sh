@@ -26,7 +26,8 @@
 #   10.98.0.1/24                                                  fd00:98::2/64
 #
 # Checks: iperf3 TCP both ways over IPv4 and IPv6, iperf3 UDP, sockperf
-# ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a 256 MiB transfer
+# ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a TAP MTU changed from
+# inside its namespace put back, a 256 MiB transfer
 # whose sha256 matches at the other end (with offloads, then with TSO and
 # checksum offload off on a TAP), --pcap read back by tshark, the errors a
 # user meets (a loopback or TUN backing among them), the backing mode, and that teardown leaves nothing behind:
@@ -227,6 +228,42 @@ print(h.hexdigest(), n)' "$addr" "$port" >"$WORK/recv.out" 2>>"$LOG" &
 	[ "$(cat "$WORK/recv.out")" = "$BLOB_SUM $((256 << 20))" ]
 }
 
+# Raises the TAP's MTU in namespace $1 to 9000 behind the vNIC's back; vnic
+# link must put it back to 1500 within a second.
+mtu_put_back() {
+	local i
+	ip -n "$1" link set vnic0 mtu 9000 || return 1
+	for i in $(seq 20); do
+		ip -n "$1" -o link show vnic0 | grep -q " mtu 1500 " && return 0
+		sleep 0.05
+	done
+	ip -n "$1" -o link show vnic0
+	return 1
+}
+
+# A don't-fragment datagram larger than the MTU fails at once, at the sender,
+# rather than leaving and vanishing: ping says "message too long", and a
+# program's send gets EMSGSIZE.
+df_too_long() { # NS ADDR
+	local out rc
+	out=$(ip netns exec "$1" ping -M do -c 1 -W 2 -s 8000 "$2" 2>&1)
+	rc=$?
+	echo "$out (exit $rc)"
+	[ $rc -ne 0 ] && echo "$out" | grep -q "local error: message too long, mtu=1500" || return 1
+	ip netns exec "$1" "$PY" -c '
+import errno, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# IP_MTU_DISCOVER, IP_PMTUDISC_DO (Linux values: Python does not name them all)
+s.setsockopt(socket.IPPROTO_IP, 10, 2)
+try:
+    s.sendto(b"x" * 8000, (sys.argv[1], 9))
+except OSError as e:
+    print("send:", e)
+    sys.exit(e.errno != errno.EMSGSIZE)
+print("send: 8000 bytes sent whole")
+sys.exit(1)' "$2"
+}
+
 pings() { # NS ADDR6? MTU-label
 	local ns=$1 dst=$2 label=$3 sz
 	for sz in 56 1400 8000; do
@@ -307,6 +344,18 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 	pings "$NA" 10.99.0.2 "MTU 1500"
 	pings "$NA" fd00:99::2 "MTU 1500"
 
+	# The TAP's MTU is the vNIC's: changed from inside its namespace, it is put back.
+	check "TAP MTU raised to 9000 in $NA: put back to 1500 within a second" mtu_put_back "$NA"
+	check "TAP MTU put back: one line says so" grep -q \
+		"vnic link: a: vnic0 MTU set to 9000 from outside; put back to 1500 (the vNIC's MTU; restart with --mtu 9000)" \
+		"$WORK/link.out"
+	check "TAP MTU put back: link.mtu_restored 1" bash -c \
+		"'$VNIC' stats '$NAME' | tee -a '$LOG' | grep -Eq '^link\.mtu_restored +1\$'"
+	check "TAP MTU put back: ping 8000 B still crosses (fragments)" \
+		ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 -s 8000 10.99.0.2
+	check "TAP MTU put back: ping -M do 8000 B fails at once, message too long" \
+		df_too_long "$NA" 10.99.0.2
+
 	server "$NB" iperf3 -s -p 5201
 	wait_port "$NB" 5201
 	check "iperf3 TCP IPv4 a->b" iperf_tcp "$NA" 10.99.0.2
@@ -319,7 +368,7 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 	if command -v sockperf >/dev/null; then
 		server "$NB" sockperf server --tcp -i 10.99.0.2 -p 11111
 		wait_port "$NB" 11111
-		check "sockperf TCP ping-pong" bash -c "ip netns exec $NA sockperf ping-pong --tcp -i 10.99.0.2 -p 11111 -m 14 -t 2 | tee /dev/stderr | grep -q avg-latency"
+		check "sockperf TCP ping-pong" bash -c "ip netns exec $NA sockperf ping-pong --tcp -i 10.99.0.2 -p 11111 -m 14 -t 2 | tee -a '$LOG' | grep -q avg-latency"
 		stop_servers
 	else
 		echo "SKIP: sockperf ping-pong (apt-get install sockperf)"
