@@ -199,15 +199,15 @@ void vnic_json_bool(struct vnic_json *j, const char *key, bool v);
 /* ---------------------------------------------------------------------------
  * Control socket (ctl.c): a running `vnic bench` or `vnic link` answers on
  * $XDG_RUNTIME_DIR/vnic/NAME.sock (/run/vnic/NAME.sock without
- * XDG_RUNTIME_DIR). One request line per connection, one answer, then the
- * server closes: "ping" -> "pong"; "stats" -> "name value" lines; "stats
+ * XDG_RUNTIME_DIR). Clients are served at once, each with its own deadline.
+ * One request line per connection, one answer, then the server closes: "ping" -> "pong"; "stats" -> "name value" lines; "stats
  * json" -> one JSON object; anything else -> "error: <why>". docs/STATS.md.
  * ------------------------------------------------------------------------- */
 
 enum {
 	VNIC_CTL_NAME_MAX = 64,		/* bytes of a name, NUL included */
 	VNIC_CTL_LINE_MAX = 256,	/* longest request line, newline excluded */
-	VNIC_CTL_TIMEOUT_MS = 1000,	/* to send the request line; again to take the answer */
+	VNIC_CTL_TIMEOUT_MS = 1000,	/* per client: to send the request line; again to take the answer */
 };
 
 /*
