@@ -42,6 +42,7 @@
 
 #include "app.h"
 #include "link_int.h"
+#include "pcap_int.h"
 
 enum {
 	SIDES = 2,
@@ -79,6 +80,7 @@ struct link {
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
 	struct vnic_wire *backing;
+	FILE *pcap_file;		/* --pcap, opened before anything is built */
 	struct vnic_pcap *pcap;
 	struct vnic_ctl *ctl;
 	bool cpus_started;
@@ -93,7 +95,11 @@ enum {
 	OPT_NS_A = 256, OPT_NS_B, OPT_ADDR_A, OPT_ADDR_B, OPT_ADDR6_A, OPT_ADDR6_B, OPT_IFNAME,
 	OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH, OPT_NO_VNET_HDR, OPT_NAME,
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_THREADS, OPT_NO_CSUM, OPT_INTERVAL_JSON,
+	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS,
 };
+
+static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
+	      "--pcap's options after it in vnic_arg_pcap's order (1, 2, 3)");
 
 static const struct option own_opts[] = {
 	{ "ns-a", required_argument, NULL, OPT_NS_A },
@@ -107,6 +113,9 @@ static const struct option own_opts[] = {
 	{ "addr6-b", required_argument, NULL, OPT_ADDR6_B },
 	{ "ifname", required_argument, NULL, OPT_IFNAME },
 	{ "pcap", required_argument, NULL, OPT_PCAP },
+	{ "snaplen", required_argument, NULL, OPT_SNAPLEN },
+	{ "pcap-count", required_argument, NULL, OPT_PCAP_COUNT },
+	{ "pcap-lossless", no_argument, NULL, OPT_PCAP_LOSSLESS },
 	{ "backing", required_argument, NULL, OPT_BACKING },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
@@ -134,6 +143,9 @@ static void usage(FILE *f)
 	      "  --backing IFNAME    back the vNIC's device with IFNAME through AF_PACKET instead\n"
 	      "                      of the cable: one vNIC, one namespace (A); no cable options\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
+	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
+	      "  --pcap-count N      stop capturing after N frames\n"
+	      "  --pcap-lossless     slow the link down rather than leave frames out\n"
 	      "  --duration S        stop after S seconds (default: at SIGINT, SIGTERM or SIGHUP)\n"
 	      "output:\n"
 	      "  --quiet             no interval lines on stderr\n"
@@ -190,7 +202,11 @@ static int parse_opt(void *ctx, int c, const char *a)
 		err = check_ifname("--ifname", a);
 		break;
 	case OPT_PCAP:
-		o->pcap = a;
+	case OPT_SNAPLEN:
+	case OPT_PCAP_COUNT:
+	case OPT_PCAP_LOSSLESS:
+		err = vnic_arg_pcap(c == OPT_PCAP ? 0 : (unsigned int)(c - OPT_SNAPLEN + 1), a,
+				    &o->pcap);
 		break;
 	case OPT_BACKING:
 		o->backing = a;
@@ -266,6 +282,8 @@ static int settle(struct vnic_link_opts *o)
 		fputs("vnic link: --ns-a and --ns-b name the same namespace\n", stderr);
 		return -EINVAL;
 	}
+	if (vnic_pcap_opts_check("vnic link", &o->pcap))
+		return -EINVAL;
 	return vnic_opts_check_ctl("vnic link", o->ctl_name, o->ctl);
 }
 
@@ -507,10 +525,15 @@ static int build(struct link *l)
 		for (unsigned int s = 0; s < SIDES; s++)
 			l->side[s].wire = vnic_cable_end(l->cable, s);
 	}
-	if (l->o->pcap) {
-		err = vnic_pcap_open(&l->pcap, l->o->pcap, l->side[0].wire->frame_size, errbuf);
+	if (l->pcap_file) {
+		FILE *f = l->pcap_file;
+
+		l->pcap_file = NULL; /* the capture's from here on */
+		err = vnic_pcap_open(&l->pcap, f,
+				     vnic_pcap_snaplen(&l->o->pcap, l->side[0].wire->frame_size),
+				     &l->o->pcap, errbuf);
 		if (err)
-			return fail("--pcap %s: %s", l->o->pcap,
+			return fail("--pcap %s: %s", l->o->pcap.path,
 				    errbuf[0] ? errbuf : strerror(-err));
 		/*
 		 * Two vNICs: each side's transmissions are the two directions of
@@ -752,6 +775,8 @@ static void teardown(struct link *l)
 	if (l->backing)
 		vnic_afpacket_destroy(l->backing);
 	vnic_pcap_close(l->pcap);
+	if (l->pcap_file)
+		fclose(l->pcap_file);
 	for (s = 0; s < l->nsides; s++) {
 		struct link_side *sd = &l->side[s];
 
@@ -805,7 +830,7 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 /*
  * Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.",
  * "cpu_a.", "cable.ab_", or "wire." for the backing wire; "link." for
- * link's own).
+ * link's own, "pcap." for the capture).
  */
 static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
 				  struct vnic_counter *tmp, unsigned int tmax)
@@ -847,6 +872,10 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 	snprintf(tmp[n].name, sizeof(tmp[n].name), "mtu_restored");
 	tmp[n++].value = vnic_ctr_read(&l->mtu_restored);
 	at = add_prefixed(out, max, at, "link.", tmp, n);
+	if (l->pcap) {
+		n = vnic_pcap_counters(l->pcap, tmp, tmax);
+		at = add_prefixed(out, max, at, "pcap.", tmp, n < tmax ? n : tmax);
+	}
 	if (l->backing) {
 		n = vnic_afpacket_counters(l->backing, tmp, tmax);
 		at = add_prefixed(out, max, at, "wire.", tmp, n < tmax ? n : tmax);
@@ -1007,8 +1036,14 @@ static void print_ready(const struct link *l)
 	}
 	if (l->backing)
 		fprintf(f, "vnic link: the device is backed by %s (AF_PACKET)\n", l->o->backing);
-	if (l->pcap)
-		fprintf(f, "vnic link: capturing the wire to %s\n", l->o->pcap);
+	if (l->pcap) {
+		fprintf(f, "vnic link: capturing the wire to %s", l->o->pcap.path);
+		if (l->o->pcap.snaplen)
+			fprintf(f, ", %u bytes of each frame", l->o->pcap.snaplen);
+		if (l->o->pcap.count)
+			fprintf(f, ", %" PRIu64 " frames", l->o->pcap.count);
+		fprintf(f, "%s\n", l->o->pcap.lossless ? ", lossless (the link waits for the disk)" : "");
+	}
 	fprintf(f, "vnic link: up; stop with Ctrl-C (SIGINT), SIGTERM or SIGHUP\n");
 	fflush(f);
 }
@@ -1017,11 +1052,15 @@ static void report_text(const struct link *l, double secs, const struct totals *
 			const struct vnic_counter *all, unsigned int n)
 {
 	if (l->pcap) {
-		uint64_t written, dropped;
+		struct vnic_pcap_stats ps;
 
-		vnic_pcap_stats(l->pcap, &written, &dropped);
+		vnic_pcap_stats(l->pcap, &ps);
 		printf("vnic link: pcap: %" PRIu64 " frames so far, %" PRIu64
-		       " left out (capture ring full)\n", written, dropped);
+		       " left out (capture ring full)", ps.written, ps.left_out);
+		if (l->o->pcap.lossless)
+			printf("; the link waited for the writer %" PRIu64 " times, %.3f s", ps.waits,
+			       ps.wait_ns / 1e9);
+		putchar('\n');
 	}
 	printf("vnic link: %.1f s; %s %" PRIu64 " frames %" PRIu64 " bytes, %s %" PRIu64
 	       " frames %" PRIu64 " bytes; drops %" PRIu64 "\n",
@@ -1076,13 +1115,13 @@ static void report_json(const struct link *l, double secs, const struct totals *
 	}
 	vnic_json_u64(&j, "drops", cur->drops);
 	if (l->pcap) {
-		uint64_t written, dropped;
+		struct vnic_pcap_stats ps;
 
-		vnic_pcap_stats(l->pcap, &written, &dropped);
+		vnic_pcap_stats(l->pcap, &ps);
 		vnic_json_object(&j, "pcap");
-		vnic_json_str(&j, "file", l->o->pcap);
-		vnic_json_u64(&j, "written", written);
-		vnic_json_u64(&j, "left_out", dropped);
+		vnic_json_str(&j, "file", l->o->pcap.path);
+		vnic_json_u64(&j, "written", ps.written);
+		vnic_json_u64(&j, "left_out", ps.left_out);
 		vnic_json_close(&j);
 	}
 	vnic_json_object(&j, "counters");
@@ -1248,6 +1287,21 @@ static int check_backing(const struct vnic_link_opts *o)
 	return 0;
 }
 
+/*
+ * The output file, opened before anything is built: a directory, a missing
+ * folder or no permission is one line now, not a teardown later.
+ */
+static int open_outputs(struct link *l)
+{
+	if (!l->o->pcap.path)
+		return 0;
+	if (!vnic_pcap_supported())
+		return fail("--pcap: vnic was built without libpcap (apt-get install libpcap-dev, "
+			    "rebuild)");
+	l->pcap_file = vnic_out_open("vnic link", "--pcap", l->o->pcap.path);
+	return l->pcap_file ? 0 : -1;
+}
+
 int vnic_cmd_link(int argc, char **argv)
 {
 	struct vnic_link_opts o;
@@ -1272,7 +1326,7 @@ int vnic_cmd_link(int argc, char **argv)
 		l->side[s].nl.fd = -1;
 		l->side[s].events.fd = -1;
 	}
-	if (preflight() || parse_addrs(l) || (o.backing && check_backing(&o))) {
+	if (preflight() || parse_addrs(l) || (o.backing && check_backing(&o)) || open_outputs(l)) {
 		free(l);
 		return 1;
 	}
