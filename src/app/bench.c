@@ -158,6 +158,7 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	case OPT_SAMPLES:
 		o->samples_path = a;
+		err = vnic_arg_path("--samples", a);
 		break;
 	case OPT_PCAP:
 	case OPT_PCAP + 1:
@@ -535,6 +536,7 @@ int vnic_cmd_bench(int argc, char **argv)
 {
 	struct vnic_bench_opts o;
 	struct vnic_bench_run *r;
+	FILE *samples = NULL;
 	int err, ret = 1;
 
 	err = vnic_bench_parse(argc, argv, &o);
@@ -548,7 +550,12 @@ int vnic_cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	r->o = &o;
-	/* The capture's file is opened before the run: a bad path fails now, not after it. */
+	/* Every output is opened before the run: a bad path fails now, not after it. */
+	if (o.samples_path) {
+		samples = vnic_out_open("vnic bench", "--samples", o.samples_path);
+		if (!samples)
+			goto out;
+	}
 	if (o.pcap.path) {
 		if (!vnic_pcap_supported()) {
 			fputs("vnic bench: --pcap: vnic was built without libpcap (apt-get install "
@@ -571,8 +578,11 @@ int vnic_cmd_bench(int argc, char **argv)
 				vnic_trace_report(stdout);
 			}
 		}
-		if (o.samples_path) {
-			err = vnic_series_write_csv(&r->series, o.samples_path);
+		if (samples) {
+			err = vnic_series_write_csv_file(&r->series, samples);
+			if (fclose(samples) && !err)
+				err = -errno;
+			samples = NULL;
 			if (err)
 				fprintf(stderr, "vnic bench: writing %s: %s\n", o.samples_path,
 					strerror(-err));
@@ -580,6 +590,8 @@ int vnic_cmd_bench(int argc, char **argv)
 	}
 	ret = err ? 1 : 0;
 out:
+	if (samples)
+		fclose(samples);
 	vnic_bench_cleanup(r);
 	free(r);
 	return ret;

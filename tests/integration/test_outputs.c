@@ -94,7 +94,7 @@ static void bench_cmd(const char *line, struct cmd_result *res)
 	for (const char *p = res->err; *p; p++)
 		res->lines += *p == '\n';
 	print_message("vnic %s -> exit %d after %.2f s: %s", line, res->status, res->seconds,
-		      res->err);
+		      res->err[0] ? res->err : "(nothing on stderr)\n");
 }
 
 /*
@@ -111,6 +111,39 @@ static void expect_refused_at_once(const char *line, const char *want)
 	if (!strstr(res.err, want))
 		fail_msg("'%s' does not say '%s'", res.err, want);
 	assert_true(res.seconds < 10);
+}
+
+static void test_samples_checked_before_the_run(void **state)
+{
+	char line[256], want[192];
+	struct cmd_result res;
+	struct stat st;
+
+	(void)state;
+	/* a directory */
+	snprintf(line, sizeof(line), "bench rr --duration 30 --quiet --no-ctl --samples %s", tmpdir);
+	snprintf(want, sizeof(want), "vnic bench: --samples %s: a directory", tmpdir);
+	expect_refused_at_once(line, want);
+	/* a folder that does not exist: nothing is created either */
+	snprintf(line, sizeof(line),
+		 "bench rr --duration 30 --quiet --no-ctl --samples %s/missing/s.csv", tmpdir);
+	snprintf(want, sizeof(want), "--samples %s/missing/s.csv: no folder %s/missing", tmpdir,
+		 tmpdir);
+	expect_refused_at_once(line, want);
+	snprintf(line, sizeof(line), "%s/missing", tmpdir);
+	assert_int_equal(stat(line, &st), -1);
+	/* an empty name is a bad argument */
+	bench_cmd("bench rr --duration 30 --quiet --no-ctl --samples ''", &res);
+	assert_int_equal(res.status, 2);
+	assert_true(res.seconds < 10);
+	/* a good path is still written, at the end of the run */
+	snprintf(line, sizeof(line), "bench rr --duration 0.3 --quiet --no-ctl --samples %s/s.csv",
+		 tmpdir);
+	bench_cmd(line, &res);
+	assert_int_equal(res.status, 0);
+	snprintf(line, sizeof(line), "%s/s.csv", tmpdir);
+	assert_int_equal(stat(line, &st), 0);
+	assert_true(st.st_size > 100);
 }
 
 static void test_pcap_checked_before_the_run(void **state)
@@ -309,6 +342,7 @@ static void test_bench_pcap_count(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_samples_checked_before_the_run),
 		cmocka_unit_test(test_pcap_checked_before_the_run),
 		cmocka_unit_test(test_bench_pcap_reads_back),
 		cmocka_unit_test(test_bench_pcap_count),
