@@ -135,8 +135,11 @@ _vnic_value()
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		;;
 	--backing)
+		# What vnic link takes: Ethernet (type 1), not loopback (IFF_LOOPBACK, 0x8)
 		for word in /sys/class/net/*; do
-			[[ -e $word ]] && COMPREPLY+=("${word##*/}")
+			[[ $(<"$word/type") == 1 ]] 2>/dev/null || continue
+			(($(<"$word/flags") & 0x8)) 2>/dev/null && continue
+			COMPREPLY+=("${word##*/}")
 		done
 		_vnic_reply "$cur" "${COMPREPLY[*]}"
 		;;

@@ -44,6 +44,13 @@ struct vnic_topo_config {
 	uint32_t threads;		/* cpu threads: 2 (a side each, default) or 1 (both) */
 	uint32_t host_pkts;		/* per side, packets in the host's pool */
 	uint32_t host_buf_size;		/* bytes per host packet buffer */
+	/*
+	 * NULL, or called with each side's cable end before that side's
+	 * device is created: the device gets the wire it returns (NULL:
+	 * -ENOMEM), a mirror of the end for `vnic bench --pcap`.
+	 */
+	struct vnic_wire *(*wrap_wire)(void *ctx, unsigned int side, struct vnic_wire *end);
+	void *wrap_ctx;
 };
 
 struct vnic_topo {
@@ -165,6 +172,39 @@ unsigned int vnic_topo_policies(const struct vnic_topo_config *cfg, struct vnic_
  * Command-line helpers (args.c)
  * ------------------------------------------------------------------------- */
 
+/*
+ * --pcap FILE and the options that shape it, the same for `vnic bench` and
+ * `vnic link` (docs/LINK.md, "--pcap FILE"): each command lists them among
+ * its own options.
+ */
+struct vnic_pcap_opts {
+	const char *path;	/* --pcap FILE; NULL: no capture */
+	uint32_t snaplen;	/* --snaplen N: bytes kept of each frame; 0: whole frames */
+	uint64_t count;		/* --pcap-count N: frames, then the capture stops; 0: no limit */
+	bool lossless;		/* --pcap-lossless: slow the wire rather than leave frames out */
+};
+
+/* Whether vnic was built with libpcap: without it --pcap is refused (pcap.c). */
+bool vnic_pcap_supported(void);
+/*
+ * The pcap options' getopt values, for a command's own table: OPT + 0
+ * --pcap, + 1 --snaplen, + 2 --pcap-count, + 3 --pcap-lossless.
+ */
+enum { VNIC_PCAP_OPTS = 4 };
+/* A file name given to opt: 0, or -EINVAL for an empty one (message printed). */
+int vnic_arg_path(const char *opt, const char *s);
+/* Parses pcap option i (0..3 as above) into p. 0 or -EINVAL (message printed). */
+int vnic_arg_pcap(unsigned int i, const char *arg, struct vnic_pcap_opts *p);
+/* After parsing: the shaping options need --pcap. 0 or -EINVAL (message printed). */
+int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p);
+/*
+ * Opens (creates or truncates) an output file before anything else is done,
+ * so that a bad path fails at once rather than after the run: a directory,
+ * a missing folder, no permission each get one line on stderr, "CMD: OPT
+ * PATH: why", and NULL. The FILE is the caller's.
+ */
+FILE *vnic_out_open(const char *cmd, const char *opt, const char *path);
+
 /* Parse helpers: 0, or -EINVAL after printing "vnic: <what>: <why>" to stderr. */
 int vnic_arg_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* A count with an optional k/M/G suffix (powers of 1000), e.g. "100M" for a rate. */
@@ -244,15 +284,15 @@ char *vnic_cmdline(int argc, char **argv);
 /* ---------------------------------------------------------------------------
  * Control socket (ctl.c): a running `vnic bench` or `vnic link` answers on
  * $XDG_RUNTIME_DIR/vnic/NAME.sock (/run/vnic/NAME.sock without
- * XDG_RUNTIME_DIR). One request line per connection, one answer, then the
- * server closes: "ping" -> "pong"; "stats" -> "name value" lines; "stats
+ * XDG_RUNTIME_DIR). Clients are served at once, each with its own deadline.
+ * One request line per connection, one answer, then the server closes: "ping" -> "pong"; "stats" -> "name value" lines; "stats
  * json" -> one JSON object; anything else -> "error: <why>". docs/STATS.md.
  * ------------------------------------------------------------------------- */
 
 enum {
 	VNIC_CTL_NAME_MAX = 64,		/* bytes of a name, NUL included */
 	VNIC_CTL_LINE_MAX = 256,	/* longest request line, newline excluded */
-	VNIC_CTL_TIMEOUT_MS = 1000,	/* to send the request line; again to take the answer */
+	VNIC_CTL_TIMEOUT_MS = 1000,	/* per client: to send the request line; again to take the answer */
 };
 
 /*
@@ -378,6 +418,7 @@ struct vnic_bench_opts {
 	const char *cmdline;		/* recorded in reports; NULL: none */
 	unsigned int repeat;		/* --repeat N: rounds of every case (0: one run) */
 	const char *compare;		/* --compare NAME=A,B[,C...] */
+	struct vnic_pcap_opts pcap;	/* --pcap FILE: the cable's frames, both ways */
 };
 
 enum {
@@ -419,6 +460,8 @@ struct vnic_bench_run {
 	struct vnic_series series;	/* o->sample_ms: the samples of the run */
 	struct vnic_sampler *sampler;
 	struct vnic_ctl *ctl;		/* o->ctl: served until vnic_bench_run returns */
+	FILE *pcap_file;		/* o->pcap.path opened by the caller, or NULL: the runner opens it */
+	struct vnic_pcap *pcap;		/* o->pcap.path: the capture, stopped when the run ends */
 	_Atomic bool stop;		/* any thread: end the traffic now (within 0.1 s) */
 };
 
@@ -494,8 +537,10 @@ void vnic_cmp_judge(const double *first, const double *other, unsigned int n,
 /*
  * Every counter of a run, live or finished: the workload's as "work.*"
  * (transactions, bytes, tx_pkts, tx_segs, tx_bytes, rx_pkts, rx_segs,
- * tsq_throttled, tsq_max) then vnic_topo_counters. The collect function of
- * bench's control socket. Not reentrant (vnic_topo_counters is not).
+ * tsq_throttled, tsq_max), then vnic_topo_counters, then with --pcap the
+ * capture's as "pcap.*" (written, left_out, waits, wait_us). The collect
+ * function of bench's control socket. Not reentrant (vnic_topo_counters is
+ * not).
  */
 unsigned int vnic_bench_counters(void *run, struct vnic_counter *out, unsigned int max);
 
@@ -512,7 +557,7 @@ struct vnic_link_opts {
 	const char *addr[VNIC_TOPO_SIDES];	/* "none" = no address of that family */
 	const char *addr6[VNIC_TOPO_SIDES];
 	const char *ifname;		/* the TAP's name inside its namespace */
-	const char *pcap;
+	struct vnic_pcap_opts pcap;
 	const char *backing;
 	double duration_s;		/* 0 = until a signal */
 	uint32_t tap_batch;

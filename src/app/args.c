@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* Strict number parsing for the command line: the whole string or an error. */
+/*
+ * Strict number parsing for the command line (the whole string or an
+ * error), the pcap options both commands take, and output files opened
+ * before a run.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "app.h"
 
@@ -101,4 +107,67 @@ int vnic_arg_ctl_name(const char *opt, const char *s)
 	fprintf(stderr, "vnic: %s: '%s' is not 1..63 of A-Z a-z 0-9 . _ - (no leading '.')\n", opt,
 		s);
 	return -EINVAL;
+}
+
+int vnic_arg_path(const char *opt, const char *s)
+{
+	if (!s || !*s) {
+		fprintf(stderr, "vnic: %s: an empty file name\n", opt);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int vnic_arg_pcap(unsigned int i, const char *arg, struct vnic_pcap_opts *p)
+{
+	switch (i) {
+	case 0:
+		p->path = arg;
+		return vnic_arg_path("--pcap", arg);
+	case 1:
+		/* an Ethernet header at least; a frame on a 9000-byte wire fits in 64 KiB */
+		return vnic_arg_u32("--snaplen", arg, 14, 65535, &p->snaplen);
+	case 2:
+		return vnic_arg_u64("--pcap-count", arg, 1, UINT64_MAX / 2, &p->count);
+	case 3:
+		p->lossless = true;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p)
+{
+	const char *which = p->snaplen ? "--snaplen" : p->count ? "--pcap-count" :
+			    p->lossless ? "--pcap-lossless" : NULL;
+
+	if (which && !p->path) {
+		fprintf(stderr, "%s: %s shapes the capture: it needs --pcap FILE\n", cmd, which);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+FILE *vnic_out_open(const char *cmd, const char *opt, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	FILE *f;
+	int err;
+
+	f = fopen(path, "w");
+	if (f)
+		return f;
+	err = errno;
+	if (err == EISDIR || (!stat(path, &st) && S_ISDIR(st.st_mode)))
+		fprintf(stderr, "%s: %s %s: a directory; give a file name\n", cmd, opt, path);
+	else if (err == ENOENT && slash)
+		fprintf(stderr, "%s: %s %s: no folder %.*s\n", cmd, opt, path,
+			slash == path ? 1 : (int)(slash - path), path);
+	else if (err == ENOTDIR)
+		fprintf(stderr, "%s: %s %s: a part of the path is not a folder\n", cmd, opt, path);
+	else
+		fprintf(stderr, "%s: %s %s: %s\n", cmd, opt, path, strerror(err));
+	return NULL;
 }

@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #include "app.h"
-
+#include "pcap_int.h"
 
 enum {
 	OPT_SESSIONS = 256, OPT_FLOWS, OPT_SIZE, OPT_REQ_SIZE, OPT_RESP_SIZE, OPT_DURATION,
 	OPT_IPV6, OPT_NO_CSUM, OPT_TSQ, OPT_WINDOW, OPT_TRACE, OPT_REPEAT, OPT_COMPARE,
 	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES,
+	OPT_PCAP, /* then the other pcap options, in vnic_arg_pcap's order */
+	OPT_PCAP_END = OPT_PCAP + VNIC_PCAP_OPTS,
 };
 
 /* bench's own options; the vNIC's come from the shared table (opts.c). */
@@ -43,6 +45,10 @@ static const struct option own_opts[] = {
 	{ "samples", required_argument, NULL, OPT_SAMPLES },
 	{ "repeat", required_argument, NULL, OPT_REPEAT },
 	{ "compare", required_argument, NULL, OPT_COMPARE },
+	{ "pcap", required_argument, NULL, OPT_PCAP },
+	{ "snaplen", required_argument, NULL, OPT_PCAP + 1 },
+	{ "pcap-count", required_argument, NULL, OPT_PCAP + 2 },
+	{ "pcap-lossless", no_argument, NULL, OPT_PCAP + 3 },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -78,6 +84,10 @@ static void usage(FILE *f)
 	      "  --trace             time the datapath functions; nested report (docs/TRACING.md)\n"
 	      "  --sample-ms N       sample BQL, queue depths and throughput every N ms (0 = off)\n"
 	      "  --samples FILE.csv  write the samples there (sampling every 10 ms unless set)\n"
+	      "  --pcap FILE         write every frame on the cable, both ways, to FILE (pcap)\n"
+	      "  --snaplen N         bytes kept of each frame (default: whole frames)\n"
+	      "  --pcap-count N      stop capturing after N frames\n"
+	      "  --pcap-lossless     slow the cable down rather than leave frames out\n"
 	      "control socket (docs/STATS.md; 'vnic stats' reads it):\n"
 	      "  --name NAME         instance name (bench-PID)   --no-ctl  no control socket\n",
 	      f);
@@ -158,6 +168,13 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	case OPT_SAMPLES:
 		o->samples_path = a;
+		err = vnic_arg_path("--samples", a);
+		break;
+	case OPT_PCAP:
+	case OPT_PCAP + 1:
+	case OPT_PCAP + 2:
+	case OPT_PCAP + 3:
+		err = vnic_arg_pcap((unsigned int)(c - OPT_PCAP), a, &o->pcap);
 		break;
 	case OPT_REPEAT:
 		err = vnic_arg_u64("--repeat", a, 1, VNIC_CMP_MAX_ROUNDS, &v);
@@ -192,9 +209,9 @@ void vnic_bench_opts_default(struct vnic_bench_opts *o, enum vnic_workload wl)
 static int settle(struct vnic_bench_opts *o, bool sample_ms_set, bool duration_set)
 {
 	if (o->repeat || o->compare) {
-		if (o->trace || o->samples_path || o->sample_ms || o->ctl_name) {
-			fputs("vnic bench: --trace, --samples, --sample-ms and --name are for one "
-			      "run, not for --repeat or --compare\n",
+		if (o->trace || o->samples_path || o->sample_ms || o->ctl_name || o->pcap.path) {
+			fputs("vnic bench: --trace, --samples, --sample-ms, --pcap and --name are "
+			      "for one run, not for --repeat or --compare\n",
 			      stderr);
 			return -EINVAL;
 		}
@@ -214,6 +231,8 @@ static int settle(struct vnic_bench_opts *o, bool sample_ms_set, bool duration_s
 		fputs("vnic bench: --samples needs sampling on (--sample-ms above 0)\n", stderr);
 		return -EINVAL;
 	}
+	if (vnic_pcap_opts_check("vnic bench", &o->pcap))
+		return -EINVAL;
 	return vnic_opts_check_ctl("vnic bench", o->ctl_name, o->ctl);
 }
 
@@ -348,6 +367,17 @@ static void print_text(const struct vnic_bench_run *r)
 	if (r->sampler)
 		printf("  samples   %zu every %" PRIu32 " ms%s%s\n", r->series.count, o->sample_ms,
 		       o->samples_path ? " -> " : "", o->samples_path ? o->samples_path : "");
+	if (r->pcap) {
+		struct vnic_pcap_stats ps;
+
+		vnic_pcap_stats(r->pcap, &ps);
+		printf("  pcap      %" PRIu64 " frames -> %s, %" PRIu64 " left out (ring full)",
+		       ps.written, o->pcap.path, ps.left_out);
+		if (o->pcap.lossless)
+			printf("; the cable waited %" PRIu64 " times, %.3f s", ps.waits,
+			       ps.wait_ns / 1e9);
+		putchar('\n');
+	}
 	printf("  counters (both sides):\n");
 	for (i = 0; i < sizeof(key_counters) / sizeof(key_counters[0]); i++)
 		printf("    %-28s %12" PRIu64 "\n", key_counters[i].label,
@@ -505,7 +535,26 @@ static void print_json(const struct vnic_bench_run *r)
 	n = vnic_topo_counters(&r->topo, all, 4096);
 	for (i = 0; i < n && i < 4096; i++)
 		vnic_json_u64(&j, all[i].name, all[i].value);
+	if (r->pcap) {
+		n = vnic_pcap_counters(r->pcap, all, 4096);
+		for (i = 0; i < n && i < 4096; i++) {
+			char name[VNIC_COUNTER_NAME_MAX + 8];
+
+			snprintf(name, sizeof(name), "pcap.%.*s", VNIC_COUNTER_NAME_MAX - 1, all[i].name);
+			vnic_json_u64(&j, name, all[i].value);
+		}
+	}
 	vnic_json_close(&j);
+	if (r->pcap) {
+		struct vnic_pcap_stats ps;
+
+		vnic_pcap_stats(r->pcap, &ps);
+		vnic_json_object(&j, "pcap");
+		vnic_json_str(&j, "file", o->pcap.path);
+		vnic_json_u64(&j, "written", ps.written);
+		vnic_json_u64(&j, "left_out", ps.left_out);
+		vnic_json_close(&j);
+	}
 	json_intervals(&j, r);
 	if (o->trace)
 		json_trace(&j);
@@ -535,8 +584,9 @@ int vnic_cmd_bench(int argc, char **argv)
 {
 	struct vnic_bench_opts o;
 	struct vnic_bench_run *r;
+	FILE *samples = NULL;
 	char *cmdline;
-	int err;
+	int err, ret = 1;
 
 	err = vnic_bench_parse(argc, argv, &o);
 	if (err > 0)
@@ -557,6 +607,22 @@ int vnic_cmd_bench(int argc, char **argv)
 		return 1;
 	}
 	r->o = &o;
+	/* Every output is opened before the run: a bad path fails now, not after it. */
+	if (o.samples_path) {
+		samples = vnic_out_open("vnic bench", "--samples", o.samples_path);
+		if (!samples)
+			goto out;
+	}
+	if (o.pcap.path) {
+		if (!vnic_pcap_supported()) {
+			fputs("vnic bench: --pcap: vnic was built without libpcap (apt-get install "
+			      "libpcap-dev, rebuild)\n", stderr);
+			goto out;
+		}
+		r->pcap_file = vnic_out_open("vnic bench", "--pcap", o.pcap.path);
+		if (!r->pcap_file)
+			goto out;
+	}
 	err = vnic_bench_run(r);
 	if (!err && r->machine.busy)
 		fprintf(stderr, "vnic bench: WARNING: other processes used %.2f cpus on average "
@@ -572,15 +638,22 @@ int vnic_cmd_bench(int argc, char **argv)
 				vnic_trace_report(stdout);
 			}
 		}
-		if (o.samples_path) {
-			err = vnic_series_write_csv(&r->series, o.samples_path);
+		if (samples) {
+			err = vnic_series_write_csv_file(&r->series, samples);
+			if (fclose(samples) && !err)
+				err = -errno;
+			samples = NULL;
 			if (err)
 				fprintf(stderr, "vnic bench: writing %s: %s\n", o.samples_path,
 					strerror(-err));
 		}
 	}
+	ret = err ? 1 : 0;
+out:
+	if (samples)
+		fclose(samples);
 	vnic_bench_cleanup(r);
 	free(r);
 	free(cmdline);
-	return err ? 1 : 0;
+	return ret;
 }

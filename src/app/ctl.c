@@ -2,13 +2,16 @@
 /*
  * The control socket: a running `vnic bench` or `vnic link` answers on a UNIX
  * stream socket, one request line and one answer per connection
- * (docs/STATS.md). The server is one thread sleeping in poll(); it only
- * reads counters, which their owners allow from any thread, so it never
- * touches the datapath.
+ * (docs/STATS.md). The server is one thread sleeping in poll() on the
+ * listener and up to CTL_MAX_CLIENTS connections at once, each with its own
+ * deadline, so a client that connects and says nothing delays nobody else;
+ * no thread per client. It only reads counters, which their owners allow
+ * from any thread, so it never touches the datapath.
  *
  * Whatever a client sends (nothing, too much, binary, a request it never
- * finishes), the server answers "error: ..." or drops it after
- * VNIC_CTL_TIMEOUT_MS, counts it, and goes back to listening.
+ * finishes), the server answers "error: ..." or drops it at its deadline
+ * (VNIC_CTL_TIMEOUT_MS after it connected), counts it, and goes on. The
+ * request line itself is read by parse_request, a pure function.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -29,6 +32,21 @@
 
 #include "app.h"
 
+enum {
+	CTL_MAX_CLIENTS = 64,	/* served at once; more wait in the listen backlog */
+	CTL_LINE_BUF = VNIC_CTL_LINE_MAX + 2,	/* the longest line, a CR and the newline */
+};
+
+/* A connection: reading its request line until its deadline, then answering until the next. */
+struct ctl_client {
+	int fd;			/* -1: a free slot */
+	uint64_t deadline_ms;
+	size_t got;
+	char line[CTL_LINE_BUF];
+	char *out;		/* the answer; NULL while reading the line */
+	size_t out_len, out_off;
+};
+
 struct vnic_ctl {
 	pthread_t thread;
 	int lfd;
@@ -42,6 +60,8 @@ struct vnic_ctl {
 	struct vnic_counter *buf; /* server thread only */
 	unsigned int cap;
 	uint64_t start_ns;
+	struct ctl_client clients[CTL_MAX_CLIENTS];	/* server thread only */
+	uint64_t accept_pause_ms;	/* out of fds: the listener rests until then */
 	/* written by the server thread, read anywhere */
 	_Atomic uint64_t requests;
 	_Atomic uint64_t bad_requests;
@@ -154,108 +174,59 @@ static int probe(const struct sockaddr_un *sa)
 }
 
 /* ---------------------------------------------------------------------------
- * Serving one client
+ * The request line
  * ------------------------------------------------------------------------- */
 
-/*
- * Waits for events on fd until the deadline or stop. 1 ready, 0 timed out,
- * -ECANCELED stopping, -errno.
- */
-static int wait_fd(const struct vnic_ctl *c, int fd, short events, uint64_t deadline_ms)
-{
-	for (;;) {
-		struct pollfd p[2] = {{.fd = fd, .events = events},
-				      {.fd = c->stop_fd, .events = POLLIN}};
-		uint64_t now = mono_ms();
-		int n;
-
-		if (now >= deadline_ms)
-			return 0;
-		n = poll(p, 2, (int)(deadline_ms - now));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (p[1].revents)
-			return -ECANCELED;
-		if (p[0].revents)
-			return 1;
-	}
-}
+enum ctl_req { REQ_MORE, REQ_PING, REQ_STATS, REQ_STATS_JSON, REQ_BAD };
 
 /*
- * Reads the request line into buf (NUL-terminated, newline and a CR before
- * it stripped). Its length, or -EMSGSIZE (too long), -ETIMEDOUT,
- * -ECANCELED, -errno. EOF ends the line too, so "printf stats | nc -U"
- * style clients work without a newline.
+ * The request in the bytes a client has sent so far, buf[0..len), eof when
+ * it has shut down its side. The line ends at the first newline (a CR before
+ * it is dropped), or at EOF, so "printf stats | nc -U" style clients work
+ * without one. REQ_MORE while the line may still come; REQ_BAD with *why
+ * the answer to send. Pure (no I/O, no state): any byte string may be fed
+ * to it.
  */
-static int read_line(const struct vnic_ctl *c, int fd, char *buf, size_t size)
+static enum ctl_req parse_request(const char *buf, size_t len, bool eof, const char **why)
 {
-	uint64_t deadline = mono_ms() + VNIC_CTL_TIMEOUT_MS;
-	size_t got = 0;
-	char *nl;
+	const char *nl = memchr(buf, '\n', len);
+	size_t end;
 
-	for (;;) {
-		ssize_t n;
-		int w;
-
-		if (got == size)
-			return -EMSGSIZE;
-		n = recv(fd, buf + got, size - got, MSG_DONTWAIT);
-		if (n > 0) {
-			nl = memchr(buf + got, '\n', (size_t)n);
-			got += (size_t)n;
-			if (nl)
-				break;
-			continue;
-		}
-		if (n == 0) {
-			nl = buf + got;
-			break;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		w = wait_fd(c, fd, POLLIN, deadline);
-		if (w < 0)
-			return w;
-		if (!w)
-			return -ETIMEDOUT;
+	*why = NULL;
+	if (nl) {
+		end = (size_t)(nl - buf);
+	} else if (len >= CTL_LINE_BUF) {
+		*why = ERR_LONG;
+		return REQ_BAD;
+	} else if (!eof) {
+		return REQ_MORE;
+	} else {
+		end = len;
 	}
-	if (nl > buf && nl[-1] == '\r')
-		nl--;
-	if ((size_t)(nl - buf) > VNIC_CTL_LINE_MAX)
-		return -EMSGSIZE;
-	*nl = '\0';
-	return (int)(nl - buf);
+	if (end && buf[end - 1] == '\r')
+		end--;
+	if (end > VNIC_CTL_LINE_MAX)
+		*why = ERR_LONG;
+	else if (!end)
+		*why = ERR_EMPTY;
+	for (size_t i = 0; i < end && !*why; i++)
+		if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f)
+			*why = ERR_BYTES;
+	if (*why)
+		return REQ_BAD;
+	if (end == 4 && !memcmp(buf, "ping", 4))
+		return REQ_PING;
+	if (end == 5 && !memcmp(buf, "stats", 5))
+		return REQ_STATS;
+	if (end == 10 && !memcmp(buf, "stats json", 10))
+		return REQ_STATS_JSON;
+	*why = ERR_UNKNOWN;
+	return REQ_BAD;
 }
 
-/* Sends it all within the deadline, never raising SIGPIPE. 0 or -errno. */
-static int write_all(const struct vnic_ctl *c, int fd, const char *p, size_t len)
-{
-	uint64_t deadline = mono_ms() + VNIC_CTL_TIMEOUT_MS;
-
-	while (len) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		int w;
-
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno != EAGAIN)
-			return -errno;
-		w = wait_fd(c, fd, POLLOUT, deadline);
-		if (w <= 0)
-			return w ? w : -ETIMEDOUT;
-	}
-	return 0;
-}
+/* ---------------------------------------------------------------------------
+ * The answers
+ * ------------------------------------------------------------------------- */
 
 /* Collects into the server's buffer, growing it when the source has more. */
 static unsigned int collect(struct vnic_ctl *c)
@@ -320,130 +291,248 @@ static void stats_json(struct vnic_ctl *c, FILE *f)
 	vnic_json_end(&j);
 }
 
-static const char *check_line(const char *line, int len)
+/* A counter of the server's own: one writer (the server thread), read anywhere. */
+static void count(_Atomic uint64_t *ctr)
 {
-	if (len == -EMSGSIZE)
-		return ERR_LONG;
-	if (len == 0)
-		return ERR_EMPTY;
-	for (int i = 0; i < len; i++)
-		if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] >= 0x7f)
-			return ERR_BYTES;
-	return NULL;
-}
-
-static void bad(struct vnic_ctl *c, int fd, const char *why)
-{
-	atomic_store_explicit(&c->bad_requests,
-			      atomic_load_explicit(&c->bad_requests, memory_order_relaxed) + 1,
+	atomic_store_explicit(ctr, atomic_load_explicit(ctr, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
-	write_all(c, fd, why, strlen(why));
-	write_all(c, fd, "\n", 1);
 }
 
-static void serve_client(struct vnic_ctl *c, int fd)
+/* The whole answer to req, built before any of it is sent: a slow client never holds a half-read snapshot. */
+static char *build_answer(struct vnic_ctl *c, enum ctl_req req, const char *why, size_t *len)
 {
-	/* room for the longest line, a CR and the newline */
-	char line[VNIC_CTL_LINE_MAX + 2];
-	const char *why;
 	char *out = NULL;
-	size_t len = 0;
 	FILE *f;
-	int n;
 
-	atomic_store_explicit(&c->requests,
-			      atomic_load_explicit(&c->requests, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	n = read_line(c, fd, line, sizeof(line));
-	if (n == -ECANCELED)
-		return;
-	if (n == -ETIMEDOUT) {
-		atomic_store_explicit(&c->timeouts,
-				      atomic_load_explicit(&c->timeouts, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
-		bad(c, fd, ERR_TIMEOUT);
-		return;
+	*len = 0;
+	if (req == REQ_BAD || req == REQ_PING) {
+		if (req == REQ_BAD)
+			count(&c->bad_requests);
+		if (asprintf(&out, "%s\n", req == REQ_BAD ? why : "pong") < 0)
+			return NULL;
+		*len = strlen(out);
+		return out;
 	}
-	if (n < 0 && n != -EMSGSIZE) {
-		bad(c, fd, "error: reading the request");
-		return;
-	}
-	why = check_line(line, n);
-	if (why) {
-		bad(c, fd, why);
-		return;
-	}
-	if (!strcmp(line, "ping")) {
-		write_all(c, fd, "pong\n", 5);
-		return;
-	}
-	if (strcmp(line, "stats") && strcmp(line, "stats json")) {
-		bad(c, fd, ERR_UNKNOWN);
-		return;
-	}
-	/* The answer is built whole first, so a slow client never holds a half-read snapshot. */
-	f = open_memstream(&out, &len);
-	if (!f) {
-		bad(c, fd, ERR_INTERNAL);
-		return;
-	}
-	if (line[5])
+	f = open_memstream(&out, len);
+	if (!f)
+		return NULL;
+	if (req == REQ_STATS_JSON)
 		stats_json(c, f);
 	else
 		stats_text(c, f);
-	if (fclose(f) || !out) {
+	if (fclose(f)) {
 		free(out);
-		bad(c, fd, ERR_INTERNAL);
-		return;
+		return NULL;
 	}
-	write_all(c, fd, out, len);
-	free(out);
+	return out;
 }
+
+/* ---------------------------------------------------------------------------
+ * Serving clients: one thread, up to CTL_MAX_CLIENTS at once, each with its
+ * own deadline, so a client that says nothing delays nobody else.
+ * ------------------------------------------------------------------------- */
 
 /*
  * Closing a UNIX socket with unread input resets the peer, which could then
- * lose the error it was just sent: take what is already there first.
+ * lose the answer it was just sent: take what is already there first.
  */
-static void drain(int fd)
+static void client_close(struct ctl_client *cl)
 {
 	char junk[1024];
 
-	shutdown(fd, SHUT_WR);
+	shutdown(cl->fd, SHUT_WR);
 	for (int i = 0; i < 64; i++)
-		if (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
+		if (recv(cl->fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
 			break;
+	close(cl->fd);
+	free(cl->out);
+	memset(cl, 0, sizeof(*cl));
+	cl->fd = -1;
 }
 
-static void *serve(void *arg)
+/* Sends what the socket takes now; closes the client when all is sent or on an error. */
+static void client_write(struct ctl_client *cl)
 {
-	struct vnic_ctl *c = arg;
+	while (cl->out_off < cl->out_len) {
+		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
 
-	for (;;) {
-		struct pollfd p[2] = {{.fd = c->lfd, .events = POLLIN},
-				      {.fd = c->stop_fd, .events = POLLIN}};
-		int fd;
+		if (n > 0) {
+			cl->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return;		/* POLLOUT until the deadline */
+		break;			/* the client went away: nothing more to do */
+	}
+	client_close(cl);
+}
 
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+/* The line is complete (or refused): the answer, and a new deadline to take it. */
+static void client_answer(struct vnic_ctl *c, struct ctl_client *cl, enum ctl_req req,
+			  const char *why)
+{
+	cl->out = build_answer(c, req, why, &cl->out_len);
+	if (!cl->out) {
+		cl->out = build_answer(c, REQ_BAD, ERR_INTERNAL, &cl->out_len);
+		if (!cl->out) {
+			client_close(cl);
+			return;
+		}
+	}
+	cl->deadline_ms = mono_ms() + VNIC_CTL_TIMEOUT_MS;
+	client_write(cl);
+}
+
+/* Reads what the client has sent, and answers once the line is there. */
+static void client_read(struct vnic_ctl *c, struct ctl_client *cl)
+{
+	const char *why;
+	enum ctl_req req;
+	bool eof = false;
+
+	while (cl->got < sizeof(cl->line)) {
+		ssize_t n = recv(cl->fd, cl->line + cl->got, sizeof(cl->line) - cl->got,
+				 MSG_DONTWAIT);
+
+		if (n > 0) {
+			cl->got += (size_t)n;
+			continue;
+		}
+		if (n == 0) {
+			eof = true;
 			break;
 		}
-		if (p[1].revents)
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
 			break;
-		if (!p[0].revents)
+		client_answer(c, cl, REQ_BAD, "error: reading the request");
+		return;
+	}
+	req = parse_request(cl->line, cl->got, eof, &why);
+	if (req != REQ_MORE)
+		client_answer(c, cl, req, why);
+}
+
+/* Its deadline passed: a silent client gets the error (if it can take it now), and goes. */
+static void client_expire(struct vnic_ctl *c, struct ctl_client *cl)
+{
+	static const char msg[] = ERR_TIMEOUT "\n";
+
+	if (!cl->out) {
+		count(&c->timeouts);
+		count(&c->bad_requests);
+		send(cl->fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	client_close(cl);
+}
+
+static void accept_clients(struct vnic_ctl *c, unsigned int *nclients)
+{
+	for (unsigned int i = 0; i < CTL_MAX_CLIENTS && *nclients < CTL_MAX_CLIENTS; i++) {
+		struct ctl_client *cl = &c->clients[i];
+		int fd;
+
+		if (cl->fd >= 0)
 			continue;
 		fd = accept4(c->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			/* Out of fds: wait a little rather than spin on a readable listener. */
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM)
-				poll(&p[1], 1, 10);
+				c->accept_pause_ms = mono_ms() + 10;
+			return;
+		}
+		count(&c->requests);
+		cl->fd = fd;
+		cl->deadline_ms = mono_ms() + VNIC_CTL_TIMEOUT_MS;
+		(*nclients)++;
+		/* The line is often there already: no need to wait a poll round for it. */
+		client_read(c, cl);
+		if (cl->fd < 0)
+			(*nclients)--;
+	}
+}
+
+/*
+ * The poll set: the stop eventfd, every client (reading or answering),
+ * and the listener while a slot is free. Clients past their deadline are
+ * expired here. Returns how many entries; *timeout_ms until the nearest
+ * deadline (-1: none).
+ */
+static nfds_t poll_set(struct vnic_ctl *c, struct pollfd *p, unsigned int *slot,
+		       unsigned int *nclients, int *timeout_ms)
+{
+	uint64_t now = mono_ms(), next = UINT64_MAX;
+	nfds_t n = 0;
+
+	p[n++] = (struct pollfd){ .fd = c->stop_fd, .events = POLLIN };
+	*nclients = 0;
+	for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++) {
+		struct ctl_client *cl = &c->clients[i];
+
+		if (cl->fd < 0)
+			continue;
+		if (now >= cl->deadline_ms) {
+			client_expire(c, cl);
 			continue;
 		}
-		serve_client(c, fd);
-		drain(fd);
-		close(fd);
+		if (cl->deadline_ms < next)
+			next = cl->deadline_ms;
+		slot[n] = i;
+		p[n++] = (struct pollfd){ .fd = cl->fd, .events = cl->out ? POLLOUT : POLLIN };
+		(*nclients)++;
 	}
+	if (*nclients < CTL_MAX_CLIENTS) {
+		if (now < c->accept_pause_ms) {
+			if (c->accept_pause_ms < next)
+				next = c->accept_pause_ms;
+		} else {
+			p[n++] = (struct pollfd){ .fd = c->lfd, .events = POLLIN };
+		}
+	}
+	*timeout_ms = next == UINT64_MAX ? -1 : (int)(next - now);
+	return n;
+}
+
+static void *serve(void *arg)
+{
+	struct vnic_ctl *c = arg;
+	struct pollfd p[CTL_MAX_CLIENTS + 2];
+	unsigned int slot[CTL_MAX_CLIENTS + 2];
+
+	for (;;) {
+		unsigned int nclients;
+		int timeout_ms;
+		nfds_t n = poll_set(c, p, slot, &nclients, &timeout_ms);
+
+		if (poll(p, n, timeout_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents)
+			break;
+		for (nfds_t k = 1; k < n; k++) {
+			struct ctl_client *cl;
+
+			if (!p[k].revents || p[k].fd == c->lfd)
+				continue;
+			cl = &c->clients[slot[k]];
+			if (cl->out)
+				client_write(cl);
+			else
+				client_read(c, cl);
+		}
+		if (p[n - 1].fd == c->lfd && p[n - 1].revents)
+			accept_clients(c, &nclients);
+	}
+	for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (c->clients[i].fd >= 0)
+			client_close(&c->clients[i]);
 	return NULL;
 }
 
@@ -468,6 +557,8 @@ int vnic_ctl_serve_start(struct vnic_ctl **ctlp, const char *name, vnic_ctl_coll
 	if (!c)
 		return -ENOMEM;
 	c->lfd = c->stop_fd = -1;
+	for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++)
+		c->clients[i].fd = -1;
 	c->collect = collect_fn;
 	c->ctx = ctx;
 	c->start_ns = vnic_now_ns();

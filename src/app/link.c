@@ -17,11 +17,13 @@
  * created is recorded and removed at the end: the namespaces we made (not
  * those we attached to), the TAPs (they vanish with their fds).
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <linux/capability.h>
+#include <net/if_arp.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -32,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -39,6 +42,7 @@
 
 #include "app.h"
 #include "link_int.h"
+#include "pcap_int.h"
 
 enum {
 	SIDES = 2,
@@ -64,6 +68,7 @@ struct link_side {
 	int ns_fd;
 	bool ns_created;
 	struct vnic_nl nl;		/* a route socket inside the namespace */
+	struct vnic_nl events;		/* its link events (the TAP's MTU changed) */
 	int ifindex;			/* of the TAP, inside the namespace */
 	struct vnic_nl_addr a4, a6;
 	bool has4, has6;
@@ -75,9 +80,11 @@ struct link {
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
 	struct vnic_wire *backing;
+	FILE *pcap_file;		/* --pcap, opened before anything is built */
 	struct vnic_pcap *pcap;
 	struct vnic_ctl *ctl;
 	bool cpus_started;
+	uint64_t mtu_restored;		/* main thread; link.mtu_restored */
 };
 
 /* ---------------------------------------------------------------------------
@@ -88,7 +95,11 @@ enum {
 	OPT_NS_A = 256, OPT_NS_B, OPT_ADDR_A, OPT_ADDR_B, OPT_ADDR6_A, OPT_ADDR6_B, OPT_IFNAME,
 	OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH, OPT_NO_VNET_HDR, OPT_NAME,
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
+	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS,
 };
+
+static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
+	      "--pcap's options after it in vnic_arg_pcap's order (1, 2, 3)");
 
 static const struct option own_opts[] = {
 	{ "ns-a", required_argument, NULL, OPT_NS_A },
@@ -101,6 +112,9 @@ static const struct option own_opts[] = {
 	{ "addr6-b", required_argument, NULL, OPT_ADDR6_B },
 	{ "ifname", required_argument, NULL, OPT_IFNAME },
 	{ "pcap", required_argument, NULL, OPT_PCAP },
+	{ "snaplen", required_argument, NULL, OPT_SNAPLEN },
+	{ "pcap-count", required_argument, NULL, OPT_PCAP_COUNT },
+	{ "pcap-lossless", no_argument, NULL, OPT_PCAP_LOSSLESS },
 	{ "backing", required_argument, NULL, OPT_BACKING },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
@@ -128,6 +142,9 @@ static void usage(FILE *f)
 	      "  --backing IFNAME    back the vNIC's device with IFNAME through AF_PACKET instead\n"
 	      "                      of the cable: one vNIC, one namespace (A); no cable options\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
+	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
+	      "  --pcap-count N      stop capturing after N frames\n"
+	      "  --pcap-lossless     slow the link down rather than leave frames out\n"
 	      "  --duration S        stop after S seconds (default: at SIGINT, SIGTERM or SIGHUP)\n"
 	      "output:\n"
 	      "  --quiet             no interval lines on stderr\n"
@@ -182,7 +199,11 @@ static int parse_opt(void *ctx, int c, const char *a)
 		err = check_ifname("--ifname", a);
 		break;
 	case OPT_PCAP:
-		o->pcap = a;
+	case OPT_SNAPLEN:
+	case OPT_PCAP_COUNT:
+	case OPT_PCAP_LOSSLESS:
+		err = vnic_arg_pcap(c == OPT_PCAP ? 0 : (unsigned int)(c - OPT_SNAPLEN + 1), a,
+				    &o->pcap);
 		break;
 	case OPT_BACKING:
 		o->backing = a;
@@ -253,6 +274,8 @@ static int settle(struct vnic_link_opts *o)
 		fputs("vnic link: --ns-a and --ns-b name the same namespace\n", stderr);
 		return -EINVAL;
 	}
+	if (vnic_pcap_opts_check("vnic link", &o->pcap))
+		return -EINVAL;
 	return vnic_opts_check_ctl("vnic link", o->ctl_name, o->ctl);
 }
 
@@ -481,6 +504,9 @@ static int build(struct link *l)
 		err = vnic_afpacket_create(&l->backing, l->o->backing, t->drv.mtu, l->side[0].cpu);
 		if (err == -ENODEV)
 			return fail("--backing: no interface called %s", l->o->backing);
+		if (err == -EPROTONOSUPPORT || err == -EINVAL)
+			return fail("--backing %s: not an Ethernet device, or a loopback; refused",
+				    l->o->backing);
 		if (err)
 			return fail("--backing %s: %s", l->o->backing, strerror(-err));
 		l->side[0].wire = l->backing;
@@ -491,10 +517,15 @@ static int build(struct link *l)
 		for (unsigned int s = 0; s < SIDES; s++)
 			l->side[s].wire = vnic_cable_end(l->cable, s);
 	}
-	if (l->o->pcap) {
-		err = vnic_pcap_open(&l->pcap, l->o->pcap, l->side[0].wire->frame_size, errbuf);
+	if (l->pcap_file) {
+		FILE *f = l->pcap_file;
+
+		l->pcap_file = NULL; /* the capture's from here on */
+		err = vnic_pcap_open(&l->pcap, f,
+				     vnic_pcap_snaplen(&l->o->pcap, l->side[0].wire->frame_size),
+				     &l->o->pcap, errbuf);
 		if (err)
-			return fail("--pcap %s: %s", l->o->pcap,
+			return fail("--pcap %s: %s", l->o->pcap.path,
 				    errbuf[0] ? errbuf : strerror(-err));
 		/*
 		 * Two vNICs: each side's transmissions are the two directions of
@@ -619,6 +650,85 @@ static int configure(struct link *l)
 	return 0;
 }
 
+/* ---------------------------------------------------------------------------
+ * The TAP's MTU, held to the vNIC's
+ *
+ * The vNIC's MTU is negotiated at bring-up and the driver has no
+ * change-param reset (docs/ARCHITECTURE.md section 8), so a TAP whose MTU is
+ * raised from inside its namespace (ip link set vnic0 mtu 9000) hands the
+ * vNIC frames it can only drop (txN_drop_too_long), and the sender never
+ * learns why. Link listens to each namespace's link events and puts the
+ * MTU back, from its main loop.
+ * ------------------------------------------------------------------------- */
+
+static void mtu_hold(struct link *l, unsigned int s, uint32_t seen)
+{
+	struct link_side *sd = &l->side[s];
+	uint32_t want = vnic_drv_netdev(sd->drv)->mtu;
+	char hint[48] = "";
+	int err;
+
+	if (!seen || seen == want)
+		return;
+	err = vnic_nl_link_set_mtu(&sd->nl, sd->ifindex, want);
+	if (err) {
+		fprintf(stderr, "vnic link: %s: %s MTU set to %u from outside; putting it back to %u "
+			"failed: %s\n", side_name[s], l->o->ifname, seen, want, strerror(-err));
+		return;
+	}
+	vnic_ctr_inc(&l->mtu_restored);
+	if (seen >= VNIC_DRV_MIN_MTU && seen <= VNIC_DRV_MAX_MTU)
+		snprintf(hint, sizeof(hint), "; restart with --mtu %u", seen);
+	fprintf(stderr, "vnic link: %s: %s MTU set to %u from outside; put back to %u (the vNIC's "
+		"MTU%s)\n", side_name[s], l->o->ifname, seen, want, hint);
+}
+
+struct mtu_event {
+	struct link *l;
+	unsigned int s;
+};
+
+static void on_link_event(void *ctx, int ifindex, const struct vnic_nl_link *li)
+{
+	struct mtu_event *m = ctx;
+
+	if (ifindex == m->l->side[m->s].ifindex)
+		mtu_hold(m->l, m->s, li->mtu);
+}
+
+/* The TAP's MTU as it is now: at the start, and when the kernel dropped events. */
+static void mtu_recheck(struct link *l, unsigned int s)
+{
+	struct link_side *sd = &l->side[s];
+	struct vnic_nl_link li;
+
+	if (!vnic_nl_link_get(&sd->nl, sd->ifindex, &li))
+		mtu_hold(l, s, li.mtu);
+}
+
+static void mtu_events(struct link *l, unsigned int s)
+{
+	struct mtu_event m = { l, s };
+
+	if (vnic_nl_link_events(&l->side[s].events, on_link_event, &m) == -ENOBUFS)
+		mtu_recheck(l, s);
+}
+
+/* After configure: from here on every MTU change of a TAP is seen. */
+static int watch_mtu(struct link *l)
+{
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+		int err = vnic_nl_open_link_events(&sd->events, sd->ns_fd);
+
+		if (err)
+			return fail("link events in namespace %s: %s", sd->ns, strerror(-err));
+		/* A change between configure and the subscription sent its event to nobody. */
+		mtu_recheck(l, s);
+	}
+	return 0;
+}
+
 static void teardown(struct link *l)
 {
 	unsigned int s;
@@ -657,6 +767,8 @@ static void teardown(struct link *l)
 	if (l->backing)
 		vnic_afpacket_destroy(l->backing);
 	vnic_pcap_close(l->pcap);
+	if (l->pcap_file)
+		fclose(l->pcap_file);
 	for (s = 0; s < l->nsides; s++) {
 		struct link_side *sd = &l->side[s];
 
@@ -664,6 +776,8 @@ static void teardown(struct link *l)
 			vnic_cpu_fini(&sd->own_cpu);
 		if (sd->nl.fd >= 0)
 			vnic_nl_close(&sd->nl);
+		if (sd->events.fd >= 0)
+			vnic_nl_close(&sd->events);
 		if (sd->ns_fd >= 0)
 			close(sd->ns_fd);
 		if (sd->ns_created) {
@@ -707,7 +821,8 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 
 /*
  * Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.",
- * "cpu_a.", "cable.ab_", or "wire." for the backing wire).
+ * "cpu_a.", "cable.ab_", or "wire." for the backing wire; "link." for
+ * link's own, "pcap." for the capture).
  */
 static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
 				  struct vnic_counter *tmp, unsigned int tmax)
@@ -733,17 +848,17 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 
 		if (!l->side[s].cpu_init)
 			continue;
-		n = 0;
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "sleeps");
-		tmp[n++].value = vnic_ctr_read(&c->stats.sleeps);
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "wakeups");
-		tmp[n++].value = atomic_load(&((struct vnic_cpu *)c)->wakeups_in);
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "busy_polls");
-		tmp[n++].value = vnic_ctr_read(&c->stats.busy_polls);
-		snprintf(tmp[n].name, sizeof(tmp[n].name), "loops");
-		tmp[n++].value = vnic_ctr_read(&c->stats.loops);
+		n = vnic_cpu_counters(c, tmp, tmax);
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
-		at = add_prefixed(out, max, at, prefix, tmp, n);
+		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+	}
+	n = 0;
+	snprintf(tmp[n].name, sizeof(tmp[n].name), "mtu_restored");
+	tmp[n++].value = vnic_ctr_read(&l->mtu_restored);
+	at = add_prefixed(out, max, at, "link.", tmp, n);
+	if (l->pcap) {
+		n = vnic_pcap_counters(l->pcap, tmp, tmax);
+		at = add_prefixed(out, max, at, "pcap.", tmp, n < tmax ? n : tmax);
 	}
 	if (l->backing) {
 		n = vnic_afpacket_counters(l->backing, tmp, tmax);
@@ -905,8 +1020,14 @@ static void print_ready(const struct link *l)
 	}
 	if (l->backing)
 		fprintf(f, "vnic link: the device is backed by %s (AF_PACKET)\n", l->o->backing);
-	if (l->pcap)
-		fprintf(f, "vnic link: capturing the wire to %s\n", l->o->pcap);
+	if (l->pcap) {
+		fprintf(f, "vnic link: capturing the wire to %s", l->o->pcap.path);
+		if (l->o->pcap.snaplen)
+			fprintf(f, ", %u bytes of each frame", l->o->pcap.snaplen);
+		if (l->o->pcap.count)
+			fprintf(f, ", %" PRIu64 " frames", l->o->pcap.count);
+		fprintf(f, "%s\n", l->o->pcap.lossless ? ", lossless (the link waits for the disk)" : "");
+	}
 	fprintf(f, "vnic link: up; stop with Ctrl-C (SIGINT), SIGTERM or SIGHUP\n");
 	fflush(f);
 }
@@ -915,11 +1036,15 @@ static void report_text(const struct link *l, double secs, const struct totals *
 			const struct vnic_counter *all, unsigned int n)
 {
 	if (l->pcap) {
-		uint64_t written, dropped;
+		struct vnic_pcap_stats ps;
 
-		vnic_pcap_stats(l->pcap, &written, &dropped);
+		vnic_pcap_stats(l->pcap, &ps);
 		printf("vnic link: pcap: %" PRIu64 " frames so far, %" PRIu64
-		       " left out (capture ring full)\n", written, dropped);
+		       " left out (capture ring full)", ps.written, ps.left_out);
+		if (l->o->pcap.lossless)
+			printf("; the link waited for the writer %" PRIu64 " times, %.3f s", ps.waits,
+			       ps.wait_ns / 1e9);
+		putchar('\n');
 	}
 	printf("vnic link: %.1f s; %s %" PRIu64 " frames %" PRIu64 " bytes, %s %" PRIu64
 	       " frames %" PRIu64 " bytes; drops %" PRIu64 "\n",
@@ -974,13 +1099,13 @@ static void report_json(const struct link *l, double secs, const struct totals *
 	}
 	vnic_json_u64(&j, "drops", cur->drops);
 	if (l->pcap) {
-		uint64_t written, dropped;
+		struct vnic_pcap_stats ps;
 
-		vnic_pcap_stats(l->pcap, &written, &dropped);
+		vnic_pcap_stats(l->pcap, &ps);
 		vnic_json_object(&j, "pcap");
-		vnic_json_str(&j, "file", l->o->pcap);
-		vnic_json_u64(&j, "written", written);
-		vnic_json_u64(&j, "left_out", dropped);
+		vnic_json_str(&j, "file", l->o->pcap.path);
+		vnic_json_u64(&j, "written", ps.written);
+		vnic_json_u64(&j, "left_out", ps.left_out);
 		vnic_json_close(&j);
 	}
 	vnic_json_object(&j, "counters");
@@ -1002,10 +1127,37 @@ static bool stdout_gone(void)
 }
 
 /*
- * Runs until a signal in set (SIGPIPE among them: stdout closed by a
- * reader that went away), or the duration; an interval line every second.
+ * Sleeps until a signal arrives on sfd (true) or timeout_ns has passed
+ * (false), handling the TAPs' link events meanwhile.
  */
-static void run(struct link *l, const sigset_t *set)
+static bool wait_events(struct link *l, int sfd, uint64_t timeout_ns)
+{
+	struct pollfd p[1 + SIDES];
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_ns / 1000000000u),
+		.tv_nsec = (long)(timeout_ns % 1000000000u),
+	};
+	struct signalfd_siginfo si;
+	int n;
+
+	p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+	for (unsigned int s = 0; s < l->nsides; s++)
+		p[1 + s] = (struct pollfd){ .fd = l->side[s].events.fd, .events = POLLIN };
+	n = ppoll(p, 1 + l->nsides, &ts, NULL);
+	if (n <= 0)
+		return false;
+	for (unsigned int s = 0; s < l->nsides; s++)
+		if (p[1 + s].revents)
+			mtu_events(l, s);
+	return p[0].revents && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si);
+}
+
+/*
+ * Runs until a signal on sfd (SIGPIPE among them: stdout closed by a reader
+ * that went away), or the duration; an interval line every second, and the
+ * TAPs' MTU held meanwhile.
+ */
+static void run(struct link *l, int sfd)
 {
 	static struct vnic_counter all[MAX_COUNTERS], tmp[MAX_COUNTERS];
 	uint64_t start = vnic_now_ns(), t_prev = start;
@@ -1019,19 +1171,14 @@ static void run(struct link *l, const sigset_t *set)
 	for (;;) {
 		uint64_t next = t_prev + 1000000000u;
 		uint64_t wake = next < end ? next : end;
-		struct timespec ts;
 
 		now = vnic_now_ns();
 		if (now >= end)
 			break;
-		if (wake > now) {
-			ts.tv_sec = (time_t)((wake - now) / 1000000000u);
-			ts.tv_nsec = (long)((wake - now) % 1000000000u);
-			if (sigtimedwait(set, NULL, &ts) > 0) {
-				stopped = true;
-				now = vnic_now_ns();
-				break;
-			}
+		if (wake > now && wait_events(l, sfd, wake - now)) {
+			stopped = true;
+			now = vnic_now_ns();
+			break;
 		}
 		now = vnic_now_ns();
 		if (now < next)
@@ -1063,28 +1210,80 @@ static void run(struct link *l, const sigset_t *set)
 		report_text(l, (now - start) / 1e9, &cur, all, n);
 }
 
-/* Checks a backing interface before anything is built: it exists, is up, carries our MTU. */
+/* A link type that is not Ethernet, in words a user recognises. */
+static const char *link_type_name(uint16_t type)
+{
+	switch (type) {
+	case ARPHRD_NONE:
+		return "no link layer: a TUN or another L3 device";
+	case ARPHRD_TUNNEL:
+		return "an IPv4-in-IPv4 tunnel (ipip)";
+	case ARPHRD_TUNNEL6:
+		return "an IP-in-IPv6 tunnel (ip6tnl)";
+	case ARPHRD_SIT:
+		return "an IPv6-in-IPv4 tunnel (sit)";
+	case ARPHRD_IPGRE:
+		return "a GRE tunnel";
+	case ARPHRD_PPP:
+		return "PPP";
+	case ARPHRD_INFINIBAND:
+		return "InfiniBand";
+	case ARPHRD_IEEE80211_RADIOTAP:
+		return "a wireless monitor";
+	default:
+		return "not Ethernet";
+	}
+}
+
+/*
+ * Checks a backing interface before anything is built: an Ethernet device
+ * that is not loopback (docs/LINK.md, "What a backing exposes, and to
+ * whom"), up, and carrying our MTU.
+ */
 static int check_backing(const struct vnic_link_opts *o)
 {
+	struct vnic_nl_link li = { 0 };
 	struct vnic_nl root;
-	uint32_t mtu = 0, flags = 0;
 	int idx, err;
 
 	err = vnic_nl_open(&root, -1);
 	if (err)
 		return fail("rtnetlink: %s", strerror(-err));
 	idx = vnic_nl_link_index(&root, o->backing);
-	if (idx > 0)
-		vnic_nl_link_get(&root, idx, &mtu, &flags);
+	err = idx > 0 ? vnic_nl_link_get(&root, idx, &li) : idx;
 	vnic_nl_close(&root);
-	if (idx <= 0)
+	if (idx <= 0 || err == -ENODEV)
 		return fail("--backing: no interface called %s", o->backing);
-	if (!(flags & IFF_UP))
+	if (err)
+		return fail("--backing %s: %s", o->backing, strerror(-err));
+	if ((li.flags & IFF_LOOPBACK) || li.type == ARPHRD_LOOPBACK)
+		return fail("--backing %s: a loopback device, which carries the host's own traffic; "
+			    "refused (use a dedicated veth, macvlan or VLAN)", o->backing);
+	if (li.type != ARPHRD_ETHER)
+		return fail("--backing %s: not an Ethernet device (link type %u, %s); refused: "
+			    "the wire carries Ethernet frames", o->backing, li.type,
+			    link_type_name(li.type));
+	if (!(li.flags & IFF_UP))
 		return fail("--backing: %s is down (ip link set %s up)", o->backing, o->backing);
-	if (mtu < o->topo.drv.mtu)
+	if (li.mtu < o->topo.drv.mtu)
 		return fail("--mtu %u is larger than %s's MTU %u", o->topo.drv.mtu, o->backing,
-			    mtu);
+			    li.mtu);
 	return 0;
+}
+
+/*
+ * The output file, opened before anything is built: a directory, a missing
+ * folder or no permission is one line now, not a teardown later.
+ */
+static int open_outputs(struct link *l)
+{
+	if (!l->o->pcap.path)
+		return 0;
+	if (!vnic_pcap_supported())
+		return fail("--pcap: vnic was built without libpcap (apt-get install libpcap-dev, "
+			    "rebuild)");
+	l->pcap_file = vnic_out_open("vnic link", "--pcap", l->o->pcap.path);
+	return l->pcap_file ? 0 : -1;
 }
 
 int vnic_cmd_link(int argc, char **argv)
@@ -1092,7 +1291,7 @@ int vnic_cmd_link(int argc, char **argv)
 	struct vnic_link_opts o;
 	struct link *l;
 	sigset_t set, old;
-	int err, ret = 1;
+	int err, ret = 1, sfd = -1;
 
 	err = vnic_link_parse(argc, argv, &o);
 	if (err > 0)
@@ -1109,14 +1308,15 @@ int vnic_cmd_link(int argc, char **argv)
 	for (unsigned int s = 0; s < SIDES; s++) {
 		l->side[s].ns_fd = -1;
 		l->side[s].nl.fd = -1;
+		l->side[s].events.fd = -1;
 	}
-	if (preflight() || parse_addrs(l) || (o.backing && check_backing(&o))) {
+	if (preflight() || parse_addrs(l) || (o.backing && check_backing(&o)) || open_outputs(l)) {
 		free(l);
 		return 1;
 	}
 	/*
 	 * Blocked before any thread exists, so every thread inherits the mask
-	 * and only sigtimedwait in run() takes them: a Ctrl-C during set-up
+	 * and only the signalfd read in run() takes them: a Ctrl-C during set-up
 	 * waits there and ends the run at once, through the same teardown.
 	 */
 	sigemptyset(&set);
@@ -1131,19 +1331,27 @@ int vnic_cmd_link(int argc, char **argv)
 	sigaddset(&set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* The main loop waits on the TAPs' link events too: signals come as an fd. */
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		fail("signalfd: %s", strerror(errno));
+		goto out;
+	}
 
 	for (unsigned int s = 0; s < l->nsides; s++)
 		if (setup_ns(l, s))
 			goto out;
-	if (build(l) || move_taps(l) || start(l) || configure(l))
+	if (build(l) || move_taps(l) || start(l) || configure(l) || watch_mtu(l))
 		goto out;
 	print_ready(l);
 	ctl_start(l);
-	run(l, &set);
+	run(l, sfd);
 	ret = 0;
 out:
 	teardown(l);
 	free(l);
+	if (sfd >= 0)
+		close(sfd);
 	/* What came after the first signal (a second Ctrl-C, EPIPE of the report) has been served. */
 	{
 		struct timespec zero = { 0, 0 };

@@ -5,13 +5,11 @@
  *   netlink.c  network namespaces (as iproute2 names them, under /run/netns)
  *              and the few rtnetlink requests link needs (ifindex, move into
  *              a namespace, MTU, up, addresses), on plain AF_NETLINK sockets
- *   pcap.c     a wire that mirrors every frame it carries into a pcap file,
- *              written by its own thread
  *   link.c     the command: options, the topology, set-up and teardown
  *
  * Everything here is setup and control path: 0 or -errno, no messages
- * printed (the command turns errors into one line for the user), except
- * the pcap mirror's datapath, which never blocks and counts what it drops.
+ * printed (the command turns errors into one line for the user). The pcap
+ * mirror, which link shares with the bench runner, is in pcap_int.h.
  */
 #ifndef VNIC_APP_LINK_INT_H
 #define VNIC_APP_LINK_INT_H
@@ -69,8 +67,32 @@ int vnic_nl_link_index(struct vnic_nl *nl, const char *name);
 int vnic_nl_link_move(struct vnic_nl *nl, int ifindex, int netns_fd, const char *new_name);
 /* MTU (0: unchanged) and administrative state. */
 int vnic_nl_link_set(struct vnic_nl *nl, int ifindex, uint32_t mtu, bool up);
-/* Reads the MTU and IFF_* flags of ifindex. */
-int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, uint32_t *mtu, uint32_t *flags);
+/* What link reads of an interface. */
+struct vnic_nl_link {
+	uint32_t mtu;
+	uint32_t flags;		/* IFF_* */
+	uint16_t type;		/* ARPHRD_*: the link layer (ifi_type) */
+};
+
+/* Reads the MTU, IFF_* flags and link type of ifindex. 0, -ENODEV or -errno. */
+int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, struct vnic_nl_link *out);
+/* Sets the MTU of ifindex, nothing else. 0 or the kernel's -errno. */
+int vnic_nl_link_set_mtu(struct vnic_nl *nl, int ifindex, uint32_t mtu);
+
+/*
+ * A non-blocking route socket in the namespace netns_fd (-1: the caller's)
+ * that receives the kernel's link events (RTNLGRP_LINK: every RTM_NEWLINK,
+ * whoever changed the link), for a poll loop. Not for requests. 0 or -errno.
+ */
+int vnic_nl_open_link_events(struct vnic_nl *nl, int netns_fd);
+typedef void (*vnic_nl_link_fn)(void *ctx, int ifindex, const struct vnic_nl_link *li);
+/*
+ * Reads every pending event of such a socket, without waiting, and calls fn
+ * for each link (mtu 0 when the event has none). 0 when none is left,
+ * -ENOBUFS when the kernel dropped events for want of room (read the state
+ * again with vnic_nl_link_get), or another -errno.
+ */
+int vnic_nl_link_events(struct vnic_nl *nl, vnic_nl_link_fn fn, void *ctx);
 /* Adds the address; IPv6 without duplicate address detection, so it is usable at once. */
 int vnic_nl_addr_add(struct vnic_nl *nl, int ifindex, const struct vnic_nl_addr *a);
 /* The ifindex holding address a (any prefix) in the socket's namespace, 0 if none, or -errno. */
@@ -79,41 +101,5 @@ int vnic_nl_addr_owner(struct vnic_nl *nl, const struct vnic_nl_addr *a);
 int vnic_nl_addr_parse(const char *s, int family, struct vnic_nl_addr *a);
 /* The address without its prefix, for messages. */
 const char *vnic_nl_addr_str(const struct vnic_nl_addr *a, char *buf, unsigned int len);
-
-/* ---------------------------------------------------------------------------
- * pcap mirror (pcap.c)
- * ------------------------------------------------------------------------- */
-
-struct vnic_pcap;
-
-/*
- * Opens path for a pcap (Ethernet, nanosecond timestamps, frames up to
- * snaplen bytes kept whole). 0 or -errno; *errbuf (at least 256 bytes) says
- * what libpcap said on failure. Then wrap the wires, then start the writer.
- */
-int vnic_pcap_open(struct vnic_pcap **pc, const char *path, uint32_t snaplen, char *errbuf);
-/* Starts the writer thread, after the last wrap. 0 or -errno. */
-int vnic_pcap_start(struct vnic_pcap *pc);
-/*
- * Wraps wire: the returned wire forwards every operation to it, and copies
- * each frame committed for transmission (mirror_tx) and each frame released
- * after reception (mirror_rx) into a ring the writer thread drains. Give the
- * returned wire to the device instead of the original (the wrapper takes
- * the original's notification and passes it on to whoever sets its own).
- * Before traffic starts. Each wrapper has one producer thread (the device
- * cpu's): frames are copied into the ring, never held, and dropped (counted)
- * when it is full, so the datapath never waits for the disk. NULL on ENOMEM
- * or when all wrappers are used (VNIC_PCAP_MAX_WIRES). Freed by close.
- */
-enum { VNIC_PCAP_MAX_WIRES = 4 };
-struct vnic_wire *vnic_pcap_wrap(struct vnic_pcap *pc, struct vnic_wire *wire, bool mirror_tx,
-				 bool mirror_rx);
-/* Frames written and frames dropped because a ring was full (any thread). */
-void vnic_pcap_stats(const struct vnic_pcap *pc, uint64_t *written, uint64_t *dropped);
-/*
- * Stops the writer after it drained every ring, closes the file, frees all.
- * The devices must no longer use the wrapped wires.
- */
-void vnic_pcap_close(struct vnic_pcap *pc);
 
 #endif /* VNIC_APP_LINK_INT_H */

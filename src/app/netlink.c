@@ -3,7 +3,8 @@
  * Network namespaces and the handful of rtnetlink requests `vnic link` makes.
  *
  * Plain rtnetlink rather than libmnl: link needs six request shapes (get a
- * link by name, move it, set MTU and up, add an address, dump addresses),
+ * link by name, move it, set MTU and up, add an address, dump addresses)
+ * and one multicast group (RTNLGRP_LINK, to see a TAP's MTU changed),
  * each a fixed header plus two or three attributes and an ACK. That is a
  * page of code with the kernel's own uapi headers, while libmnl would add a
  * build dependency (libmnl-dev) and a runtime one for no fewer lines here.
@@ -207,10 +208,10 @@ static void *nl_sock_thread(void *arg)
 	return NULL;
 }
 
-int vnic_nl_open(struct vnic_nl *nl, int netns_fd)
+/* A route socket in netns_fd's namespace (-1: ours), bound to the multicast groups given. */
+static int nl_open(struct vnic_nl *nl, int netns_fd, uint32_t groups)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct timeval rcv_timeout = { .tv_sec = 5 };
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = groups };
 	socklen_t slen = sizeof(sa);
 	int one = 1;
 
@@ -235,8 +236,6 @@ int vnic_nl_open(struct vnic_nl *nl, int netns_fd)
 	}
 	/* Errors carry only the header of the failed request, not all of it. */
 	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	/* Set-up must never hang on a kernel that does not answer. */
-	setsockopt(nl->fd, SOL_SOCKET, SO_RCVTIMEO, &rcv_timeout, sizeof(rcv_timeout));
 	if (bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    getsockname(nl->fd, (struct sockaddr *)&sa, &slen)) {
 		int err = -errno;
@@ -247,6 +246,29 @@ int vnic_nl_open(struct vnic_nl *nl, int netns_fd)
 	nl->portid = sa.nl_pid;
 	nl->seq = 1;
 	return 0;
+}
+
+int vnic_nl_open(struct vnic_nl *nl, int netns_fd)
+{
+	struct timeval rcv_timeout = { .tv_sec = 5 };
+	int err = nl_open(nl, netns_fd, 0);
+
+	/* Set-up must never hang on a kernel that does not answer. */
+	if (!err)
+		setsockopt(nl->fd, SOL_SOCKET, SO_RCVTIMEO, &rcv_timeout, sizeof(rcv_timeout));
+	return err;
+}
+
+int vnic_nl_open_link_events(struct vnic_nl *nl, int netns_fd)
+{
+	int err = nl_open(nl, netns_fd, RTMGRP_LINK);
+
+	/* Read from a poll loop: a read never waits. */
+	if (!err && fcntl(nl->fd, F_SETFL, fcntl(nl->fd, F_GETFL) | O_NONBLOCK)) {
+		err = -errno;
+		vnic_nl_close(nl);
+	}
+	return err;
 }
 
 void vnic_nl_close(struct vnic_nl *nl)
@@ -370,34 +392,59 @@ int vnic_nl_link_set(struct vnic_nl *nl, int ifindex, uint32_t mtu, bool up)
 	return err ? err : nl_talk(nl, &r, NULL, NULL);
 }
 
+int vnic_nl_link_set_mtu(struct vnic_nl *nl, int ifindex, uint32_t mtu)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
+	struct nl_req r;
+	int err;
+
+	req_init(&r, RTM_NEWLINK, 0, &ifi, sizeof(ifi));
+	err = add_attr(&r, IFLA_MTU, &mtu, sizeof(mtu));
+	return err ? err : nl_talk(nl, &r, NULL, NULL);
+}
+
 struct link_info {
-	uint32_t mtu;
-	uint32_t flags;
+	int ifindex;		/* 0: any */
+	struct vnic_nl_link *out;
 	bool seen;
 };
 
-static int link_info_msg(const struct nlmsghdr *nh, void *ctx)
+static bool link_parse(const struct nlmsghdr *nh, int *ifindex, struct vnic_nl_link *li)
 {
 	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
-	struct link_info *li = ctx;
 	const struct rtattr *rta;
 	int len;
 
 	if (nh->nlmsg_type != RTM_NEWLINK || nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
-		return 0;
-	li->seen = true;
+		return false;
+	memset(li, 0, sizeof(*li));
+	*ifindex = ifi->ifi_index;
 	li->flags = ifi->ifi_flags;
+	li->type = ifi->ifi_type;
 	len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
 	for (rta = IFLA_RTA(ifi); RTA_OK(rta, len); rta = RTA_NEXT(rta, len))
 		if (rta->rta_type == IFLA_MTU && RTA_PAYLOAD(rta) >= sizeof(uint32_t))
 			memcpy(&li->mtu, RTA_DATA(rta), sizeof(uint32_t));
+	return true;
+}
+
+static int link_info_msg(const struct nlmsghdr *nh, void *ctx)
+{
+	struct link_info *li = ctx;
+	struct vnic_nl_link one;
+	int idx;
+
+	if (!link_parse(nh, &idx, &one) || (li->ifindex && idx != li->ifindex))
+		return 0;
+	*li->out = one;
+	li->seen = true;
 	return 0;
 }
 
-int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, uint32_t *mtu, uint32_t *flags)
+int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, struct vnic_nl_link *out)
 {
 	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = ifindex };
-	struct link_info li = { 0 };
+	struct link_info li = { .ifindex = ifindex, .out = out };
 	struct nl_req r;
 	int err;
 
@@ -405,13 +452,47 @@ int vnic_nl_link_get(struct vnic_nl *nl, int ifindex, uint32_t *mtu, uint32_t *f
 	err = nl_talk(nl, &r, link_info_msg, &li);
 	if (err)
 		return err;
-	if (!li.seen)
-		return -ENODEV;
-	if (mtu)
-		*mtu = li.mtu;
-	if (flags)
-		*flags = li.flags;
-	return 0;
+	return li.seen ? 0 : -ENODEV;
+}
+
+int vnic_nl_link_events(struct vnic_nl *nl, vnic_nl_link_fn fn, void *ctx)
+{
+	char *buf = malloc(NL_BUF);
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		struct sockaddr_nl from = { 0 };
+		socklen_t flen = sizeof(from);
+		ssize_t n = recvfrom(nl->fd, buf, NL_BUF, MSG_DONTWAIT, (struct sockaddr *)&from,
+				     &flen);
+		const struct nlmsghdr *nh;
+		size_t left;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* ENOBUFS: the kernel dropped events; the caller reads the state again. */
+			if (n < 0 && errno != EAGAIN)
+				ret = -errno;
+			break;
+		}
+		/* An event comes from the kernel (port 0); anything a process sends is not one. */
+		if (from.nl_pid != 0)
+			continue;
+		left = (size_t)n;
+		for (nh = (const struct nlmsghdr *)buf; NLMSG_OK(nh, left);
+		     nh = NLMSG_NEXT(nh, left)) {
+			struct vnic_nl_link li;
+			int idx;
+
+			if (link_parse(nh, &idx, &li))
+				fn(ctx, idx, &li);
+		}
+	}
+	free(buf);
+	return ret;
 }
 
 static unsigned int addr_len(int family)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * `vnic link --pcap FILE`: a mirror on the wire.
+ * `vnic link --pcap FILE` and `vnic bench --pcap FILE`: a mirror on the
+ * wire (contract in pcap_int.h).
  *
  * The mirror wraps a device's wire, so it sees exactly what crosses it:
  * frames after segmentation and checksum insertion on the way out, frames as
@@ -10,7 +11,12 @@
  * wire, and a writer thread of its own drains the rings into libpcap's
  * dumper, so the datapath never makes a syscall or takes a lock for the
  * capture. A full ring drops the frame from the capture only (counted), never
- * from the wire.
+ * from the wire; or, lossless, makes the device's thread wait for the writer,
+ * which slows that whole side of the link down to the writer's pace.
+ *
+ * Only snaplen bytes of a frame are copied: the ring then holds more frames
+ * and the writer writes fewer bytes, which is what lets a capture of headers
+ * keep up with a multi-Gbit/s stream. The record keeps the frame's length.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,16 +26,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "link_int.h"
+#include "pcap_int.h"
 
 #ifdef VNIC_HAVE_PCAP
 #include <pcap/pcap.h>
 
 enum {
-	RING_BYTES = 8 << 20,	/* per wrapped wire: about 5k frames at MTU 1500 */
+	RING_BYTES = 8 << 20,	/* per wrapped wire: 5k whole frames at MTU 1500, 32k of 128 B */
 	RING_MIN_SLOTS = 256,
 	PEEK_MAX = 256,		/* rx frames remembered between peek and release */
 	WRITER_IDLE_NS = 1000000,
+	WRITER_BUF = 1 << 20,	/* stdio buffer of the file: one write() per MiB */
+	LOSSLESS_NAP_NS = 20000,	/* a waiting producer looks again this often */
 };
 
 struct slot_hdr {
@@ -40,7 +48,9 @@ struct slot_hdr {
 
 struct ring {
 	_Atomic uint32_t head vnic_cacheline_aligned; /* producer */
-	_Atomic uint64_t dropped;
+	uint64_t dropped;	/* producer's counters (vnic_ctr_*) */
+	uint64_t waits;
+	uint64_t wait_ns;
 	_Atomic uint32_t tail vnic_cacheline_aligned; /* consumer */
 	uint32_t mask;
 	uint32_t slot_size;	/* header + snaplen, 64-byte multiple */
@@ -63,11 +73,15 @@ struct vnic_pcap {
 	pcap_t *p;
 	pcap_dumper_t *d;
 	uint32_t snaplen;
+	uint64_t count;			/* frames to write; 0: no limit */
+	bool lossless;
 	int64_t wall_offset_ns;		/* CLOCK_REALTIME - vnic_now_ns() at open */
 	pthread_t writer;
 	_Atomic bool stop;
-	bool started;
-	_Atomic uint64_t written;
+	_Atomic bool done;		/* the writer wrote count frames: producers stop copying */
+	bool started;			/* before traffic; then read only */
+	bool stopped;			/* the writer has ended (vnic_pcap_stop) */
+	_Atomic uint64_t written;	/* the writer's */
 	unsigned int nwires;
 	struct pcap_wire *wires[VNIC_PCAP_MAX_WIRES];
 };
@@ -109,27 +123,69 @@ static struct slot_hdr *ring_slot(struct ring *r, uint32_t i)
 	return (struct slot_hdr *)(void *)(r->mem + (size_t)(i & r->mask) * r->slot_size);
 }
 
-/* The wrapper's producer: copy frames[0..n) into the ring, dropping what does not fit. */
+/*
+ * Lossless: the ring is full, so the producer (a device's thread, and the
+ * whole side of the link that runs on it) waits until the writer has made
+ * room. It naps rather than spins: on a small machine the writer may need
+ * this very core. 0 when the writer will make no more room (the count is
+ * reached, or it is stopping): the frame is then left out after all.
+ */
+static uint32_t ring_wait(struct pcap_wire *pw, uint32_t head)
+{
+	const struct timespec nap = { 0, LOSSLESS_NAP_NS };
+	struct vnic_pcap *pc = pw->pc;
+	struct ring *r = &pw->ring;
+	uint64_t t0 = vnic_now_ns();
+	uint32_t space;
+
+	vnic_ctr_inc(&r->waits);
+	while (!(space = ring_space(r, head))) {
+		if (!pc->started || atomic_load_explicit(&pc->done, memory_order_relaxed) ||
+		    atomic_load_explicit(&pc->stop, memory_order_relaxed))
+			break;
+		nanosleep(&nap, NULL);
+	}
+	vnic_ctr_add(&r->wait_ns, vnic_now_ns() - t0);
+	return space;
+}
+
+/*
+ * The wrapper's producer: copy the first snaplen bytes of frames[0..n)
+ * into the ring; what does not fit is left out (counted), or waited for.
+ */
 static void mirror(struct pcap_wire *pw, struct vnic_pkt *const *frames, unsigned int n)
 {
+	struct vnic_pcap *pc = pw->pc;
 	struct ring *r = &pw->ring;
 	uint32_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint32_t space = ring_space(r, head);
-	uint32_t snap = r->slot_size - (uint32_t)sizeof(struct slot_hdr);
+	uint32_t snap = pc->snaplen;
 	uint64_t now = vnic_now_ns();
 	unsigned int i;
 
-	for (i = 0; i < n && space; i++, space--) {
-		struct slot_hdr *h = ring_slot(r, head++);
+	if (atomic_load_explicit(&pc->done, memory_order_relaxed))
+		return;
+	for (i = 0; i < n; i++, space--) {
+		struct slot_hdr *h;
 		uint32_t len = frames[i]->len;
 
+		if (vnic_unlikely(!space)) {
+			if (!pc->lossless)
+				break;
+			/* what is copied so far goes to the writer first */
+			ring_publish(r, head);
+			space = ring_wait(pw, head);
+			if (!space)
+				break;
+		}
+		h = ring_slot(r, head++);
 		h->ts_ns = now;
 		h->len = len;
 		h->caplen = len < snap ? len : snap;
 		memcpy(h + 1, frames[i]->data, h->caplen);
 	}
 	if (i < n)
-		atomic_fetch_add_explicit(&r->dropped, n - i, memory_order_relaxed);
+		vnic_ctr_add(&r->dropped, n - i);
 	if (i)
 		ring_publish(r, head);
 }
@@ -313,9 +369,18 @@ static bool write_one(struct vnic_pcap *pc)
 	ph.ts.tv_usec = (suseconds_t)(ts % 1000000000u);
 	ph.caplen = bh->caplen;
 	ph.len = bh->len;
-	pcap_dump((u_char *)pc->d, &ph, (const u_char *)(bh + 1));
+	/* Past the count, frames still on their way are consumed unwritten. */
+	if (!atomic_load_explicit(&pc->done, memory_order_relaxed)) {
+		uint64_t w = atomic_load_explicit(&pc->written, memory_order_relaxed) + 1;
+
+		pcap_dump((u_char *)pc->d, &ph, (const u_char *)(bh + 1));
+		atomic_store_explicit(&pc->written, w, memory_order_relaxed);
+		if (pc->count && w >= pc->count) {
+			atomic_store_explicit(&pc->done, true, memory_order_relaxed);
+			pcap_dump_flush(pc->d);
+		}
+	}
 	ring_consume(&best->ring, atomic_load_explicit(&best->ring.tail, memory_order_relaxed) + 1);
-	atomic_fetch_add_explicit(&pc->written, 1, memory_order_relaxed);
 	return true;
 }
 
@@ -342,7 +407,13 @@ static void *writer_thread(void *arg)
 	return NULL;
 }
 
-int vnic_pcap_open(struct vnic_pcap **out, const char *path, uint32_t snaplen, char *errbuf)
+bool vnic_pcap_supported(void)
+{
+	return true;
+}
+
+int vnic_pcap_open(struct vnic_pcap **out, FILE *f, uint32_t snaplen,
+		   const struct vnic_pcap_opts *o, char *errbuf)
 {
 	struct vnic_pcap *pc;
 	struct timespec rt;
@@ -350,16 +421,22 @@ int vnic_pcap_open(struct vnic_pcap **out, const char *path, uint32_t snaplen, c
 
 	errbuf[0] = '\0';
 	pc = calloc(1, sizeof(*pc));
-	if (!pc)
-		return -ENOMEM;
+	if (!pc) {
+		err = -ENOMEM;
+		goto err_fclose;
+	}
 	pc->snaplen = snaplen;
+	pc->count = o->count;
+	pc->lossless = o->lossless;
 	pc->p = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
 						     PCAP_TSTAMP_PRECISION_NANO);
 	if (!pc->p) {
 		err = -ENOMEM;
 		goto err_free;
 	}
-	pc->d = pcap_dump_open(pc->p, path);
+	/* Before the first write: the file header goes through it too. */
+	setvbuf(f, NULL, _IOFBF, WRITER_BUF);
+	pc->d = pcap_dump_fopen(pc->p, f);
 	if (!pc->d) {
 		snprintf(errbuf, 256, "%s", pcap_geterr(pc->p));
 		err = -EIO;
@@ -374,6 +451,8 @@ err_close:
 	pcap_close(pc->p);
 err_free:
 	free(pc);
+err_fclose:
+	fclose(f);
 	return err;
 }
 
@@ -385,24 +464,34 @@ int vnic_pcap_start(struct vnic_pcap *pc)
 	return err;
 }
 
-void vnic_pcap_stats(const struct vnic_pcap *pc, uint64_t *written, uint64_t *dropped)
+void vnic_pcap_stats(const struct vnic_pcap *pc, struct vnic_pcap_stats *st)
 {
-	uint64_t d = 0;
+	memset(st, 0, sizeof(*st));
+	for (unsigned int i = 0; i < pc->nwires; i++) {
+		const struct ring *r = &pc->wires[i]->ring;
 
-	for (unsigned int i = 0; i < pc->nwires; i++)
-		d += atomic_load_explicit(&pc->wires[i]->ring.dropped, memory_order_relaxed);
-	*written = atomic_load_explicit(&((struct vnic_pcap *)pc)->written, memory_order_relaxed);
-	*dropped = d;
+		st->left_out += vnic_ctr_read(&r->dropped);
+		st->waits += vnic_ctr_read(&r->waits);
+		st->wait_ns += vnic_ctr_read(&r->wait_ns);
+	}
+	st->written = atomic_load_explicit(&((struct vnic_pcap *)pc)->written,
+					   memory_order_relaxed);
+}
+
+void vnic_pcap_stop(struct vnic_pcap *pc)
+{
+	if (!pc || !pc->started || pc->stopped)
+		return;
+	atomic_store_explicit(&pc->stop, true, memory_order_release);
+	pthread_join(pc->writer, NULL);
+	pc->stopped = true;
 }
 
 void vnic_pcap_close(struct vnic_pcap *pc)
 {
 	if (!pc)
 		return;
-	if (pc->started) {
-		atomic_store_explicit(&pc->stop, true, memory_order_release);
-		pthread_join(pc->writer, NULL);
-	}
+	vnic_pcap_stop(pc);
 	pcap_dump_close(pc->d);
 	pcap_close(pc->p);
 	/* The inner wires are not touched: they may be gone already. */
@@ -415,11 +504,18 @@ void vnic_pcap_close(struct vnic_pcap *pc)
 
 #else /* !VNIC_HAVE_PCAP: built without libpcap-dev */
 
-int vnic_pcap_open(struct vnic_pcap **pc, const char *path, uint32_t snaplen, char *errbuf)
+bool vnic_pcap_supported(void)
+{
+	return false;
+}
+
+int vnic_pcap_open(struct vnic_pcap **pc, FILE *f, uint32_t snaplen,
+		   const struct vnic_pcap_opts *o, char *errbuf)
 {
 	(void)pc;
-	(void)path;
 	(void)snaplen;
+	(void)o;
+	fclose(f);
 	snprintf(errbuf, 256, "vnic was built without libpcap (apt-get install libpcap-dev, rebuild)");
 	return -ENOTSUP;
 }
@@ -440,10 +536,15 @@ struct vnic_wire *vnic_pcap_wrap(struct vnic_pcap *pc, struct vnic_wire *wire, b
 	return NULL;
 }
 
-void vnic_pcap_stats(const struct vnic_pcap *pc, uint64_t *written, uint64_t *dropped)
+void vnic_pcap_stats(const struct vnic_pcap *pc, struct vnic_pcap_stats *st)
 {
 	(void)pc;
-	*written = *dropped = 0;
+	memset(st, 0, sizeof(*st));
+}
+
+void vnic_pcap_stop(struct vnic_pcap *pc)
+{
+	(void)pc;
 }
 
 void vnic_pcap_close(struct vnic_pcap *pc)
@@ -452,3 +553,27 @@ void vnic_pcap_close(struct vnic_pcap *pc)
 }
 
 #endif /* VNIC_HAVE_PCAP */
+
+uint32_t vnic_pcap_snaplen(const struct vnic_pcap_opts *o, uint32_t frame_size)
+{
+	return o->snaplen && o->snaplen < frame_size ? o->snaplen : frame_size;
+}
+
+unsigned int vnic_pcap_counters(const struct vnic_pcap *pc, struct vnic_counter *out,
+				unsigned int max)
+{
+	static const char *const names[] = { "written", "left_out", "waits", "wait_us" };
+	struct vnic_pcap_stats st;
+	uint64_t v[4];
+
+	vnic_pcap_stats(pc, &st);
+	v[0] = st.written;
+	v[1] = st.left_out;
+	v[2] = st.waits;
+	v[3] = st.wait_ns / 1000;
+	for (unsigned int i = 0; i < 4 && i < max; i++) {
+		snprintf(out[i].name, sizeof(out[i].name), "%s", names[i]);
+		out[i].value = v[i];
+	}
+	return 4;
+}

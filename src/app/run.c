@@ -3,7 +3,7 @@
  * The bench runner: one run of a built-in workload across the embedded
  * topology, the way `vnic bench` and every round of `vnic experiment` do
  * it. It builds the topology and the workload, starts the optional parts
- * (control socket, sampler, trace), runs for the duration while it records
+ * (control socket, sampler, trace, pcap), runs for the duration while it records
  * one interval a second, stops the traffic, waits until what is in flight
  * has landed, and stops the threads. The topology stays for its counters
  * until vnic_bench_cleanup.
@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "app.h"
+#include "pcap_int.h"
 
 /* Set from a signal handler: the run ends early and reports what it did. */
 static volatile sig_atomic_t interrupted;
@@ -238,7 +239,19 @@ unsigned int vnic_bench_counters(void *run, struct vnic_counter *out, unsigned i
 	W(tsq_throttled);
 	W(tsq_max);
 #undef W
-	return n + vnic_topo_counters(&r->topo, n < max ? out + n : NULL, n < max ? max - n : 0);
+	n += vnic_topo_counters(&r->topo, n < max ? out + n : NULL, n < max ? max - n : 0);
+	if (r->pcap) {
+		struct vnic_counter pc[8];
+		unsigned int m = vnic_pcap_counters(r->pcap, pc, 8);
+
+		for (unsigned int i = 0; i < m && i < 8; i++, n++) {
+			if (n >= max)
+				continue;
+			snprintf(out[n].name, sizeof(out[n].name), "pcap.%.40s", pc[i].name);
+			out[n].value = pc[i].value;
+		}
+	}
+	return n;
 }
 
 /* --- the run ----------------------------------------------------------------- */
@@ -284,6 +297,44 @@ static int extras_start(struct vnic_bench_run *r)
 			return err;
 		}
 	}
+	return 0;
+}
+
+/* Each side's transmissions are one direction of the cable: mirror what each commits. */
+static struct vnic_wire *wrap_end(void *ctx, unsigned int side, struct vnic_wire *end)
+{
+	(void)side;
+	return vnic_pcap_wrap(ctx, end, true, false);
+}
+
+/*
+ * --pcap: the capture (its file, opened by the caller or here), and the
+ * hook that wraps each cable end as the topology is built. 0 or -errno
+ * (message printed).
+ */
+static int capture_open(struct vnic_bench_run *r, struct vnic_topo_config *tc)
+{
+	const struct vnic_pcap_opts *po = &r->o->pcap;
+	uint32_t mtu = tc->cable.mtu > tc->drv.mtu ? tc->cable.mtu : tc->drv.mtu;
+	FILE *f = r->pcap_file;
+	char errbuf[256];
+	int err;
+
+	r->pcap_file = NULL; /* the capture's from here on */
+	if (!f)
+		f = vnic_out_open("vnic bench", "--pcap", po->path);
+	if (!f)
+		return -EIO;
+	err = vnic_pcap_open(&r->pcap, f,
+			     vnic_pcap_snaplen(po, mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN), po,
+			     errbuf);
+	if (err) {
+		fprintf(stderr, "vnic bench: --pcap %s: %s\n", po->path,
+			errbuf[0] ? errbuf : strerror(-err));
+		return err;
+	}
+	tc->wrap_wire = wrap_end;
+	tc->wrap_ctx = r->pcap;
 	return 0;
 }
 
@@ -383,10 +434,16 @@ static void drain(struct vnic_bench_run *r)
 
 int vnic_bench_run(struct vnic_bench_run *r)
 {
+	struct vnic_topo_config tc = r->o->topo;
 	struct vnic_topo *t = &r->topo;
 	int err;
 
-	err = vnic_topo_create(t, &r->o->topo);
+	if (r->o->pcap.path) {
+		err = capture_open(r, &tc);
+		if (err)
+			return err;
+	}
+	err = vnic_topo_create(t, &tc);
 	if (err) {
 		fprintf(stderr, "vnic bench: building the topology: %s\n", strerror(-err));
 		return err;
@@ -404,6 +461,13 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	err = extras_start(r);
 	if (err)
 		goto out;
+	if (r->pcap) {
+		err = vnic_pcap_start(r->pcap);
+		if (err) {
+			fprintf(stderr, "vnic bench: --pcap: writer thread: %s\n", strerror(-err));
+			goto out;
+		}
+	}
 	err = vnic_topo_start(t);
 	if (err) {
 		fprintf(stderr, "vnic bench: starting: %s\n", strerror(-err));
@@ -432,6 +496,8 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	if (err)
 		fprintf(stderr, "vnic bench: closing: %s\n", strerror(-err));
 	r->pools_full = vnic_drv_pools_full(t->drv[0]) && vnic_drv_pools_full(t->drv[1]);
+	/* Every frame the cable carried is in the file before the report counts them. */
+	vnic_pcap_stop(r->pcap);
 	/* The socket goes with the traffic: reports read the counters from here on. */
 	vnic_ctl_serve_stop(r->ctl);
 	r->ctl = NULL;
@@ -460,6 +526,12 @@ void vnic_bench_cleanup(struct vnic_bench_run *r)
 	r->rr = NULL;
 	r->st = NULL;
 	vnic_topo_destroy(&r->topo);
+	/* After the devices: they held the wrapped wires. */
+	vnic_pcap_close(r->pcap);
+	r->pcap = NULL;
+	if (r->pcap_file)
+		fclose(r->pcap_file);
+	r->pcap_file = NULL;
 }
 
 int vnic_bench_rounds(const struct vnic_bench_rounds *rr)

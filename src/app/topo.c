@@ -39,13 +39,18 @@ static struct vnic_cpu *side_cpu(struct vnic_topo *t, unsigned int s)
 static int create_side(struct vnic_topo *t, unsigned int s)
 {
 	struct vnic_drv_config dcfg = t->cfg.drv;
+	struct vnic_wire *wire = vnic_cable_end(t->cable, s);
 	int err;
 
 	err = vnic_hv_create(&t->hv[s], t->cfg.hv_max_ind_descs, &t->cfg.cost);
 	if (err)
 		return err;
-	err = vnic_dev_create(&t->dev[s], t->hv[s], vnic_cable_end(t->cable, s), side_cpu(t, s),
-			      &t->cfg.dev);
+	if (t->cfg.wrap_wire) {
+		wire = t->cfg.wrap_wire(t->cfg.wrap_ctx, s, wire);
+		if (!wire)
+			return -ENOMEM;
+	}
+	err = vnic_dev_create(&t->dev[s], t->hv[s], wire, side_cpu(t, s), &t->cfg.dev);
 	if (err)
 		return err;
 	dcfg.cpu = side_cpu(t, s);

@@ -39,10 +39,12 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -473,6 +475,32 @@ static int sockopt_int(int fd, int opt, int v)
 	return setsockopt(fd, SOL_PACKET, opt, &v, sizeof(v)) < 0 ? -errno : 0;
 }
 
+/*
+ * The device behind ifindex, by index, so it is the one bind will use: an
+ * Ethernet device that is not loopback. A wire carries Ethernet frames, and
+ * a loopback device carries the host's own traffic (127.0.0.1 included),
+ * which a backing would hand to whoever holds the other end. The command
+ * checks first and says why (src/app/link.c); this is the last line.
+ */
+static int check_device(int fd, int ifindex)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_ifindex = ifindex;
+	if (ioctl(fd, SIOCGIFNAME, &ifr) < 0)
+		return errno == ENODEV ? -ENODEV : -errno;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+		return -errno;
+	if (ifr.ifr_flags & IFF_LOOPBACK)
+		return -EINVAL;
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		return -errno;
+	if (ifr.ifr_hwaddr.sa_family == ARPHRD_LOOPBACK)
+		return -EINVAL;
+	return ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER ? 0 : -EPROTONOSUPPORT;
+}
+
 static int open_socket(struct afp_wire *a)
 {
 	struct tpacket_req3 req = {
@@ -494,6 +522,9 @@ static int open_socket(struct afp_wire *a)
 	a->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (a->fd < 0)
 		return errno == EACCES ? -EPERM : -errno;
+	err = check_device(a->fd, a->ifindex);
+	if (err)
+		return err;
 	err = sockopt_int(a->fd, PACKET_VERSION, TPACKET_V3);
 	if (err)
 		return err;

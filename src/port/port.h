@@ -413,11 +413,15 @@ struct vnic_afpacket_stats {
 
 /*
  * Opens the wire on ifname (which must exist and be up) for frames of
- * mtu + 14 + 4 bytes at most. rx_cpu is the receiving device's cpu: call
+ * mtu + 14 + 4 bytes at most. ifname must be an Ethernet device
+ * (ARPHRD_ETHER) and not loopback: checked on the ifindex the socket binds
+ * to, since a loopback carries the host's own traffic and any other link
+ * type has no Ethernet frames. rx_cpu is the receiving device's cpu: call
  * before it starts (the fd is registered on it), then vnic_dev_create on
  * the returned wire with that cpu. 0 or -errno: -ENODEV (no such interface),
- * -EPERM (needs root or CAP_NET_RAW), -EINVAL (mtu), -ENOMEM, -ENOSPC
- * (cpu's poller or fd slots), or what socket/setsockopt/bind return.
+ * -EINVAL (mtu, or a loopback device), -EPROTONOSUPPORT (not Ethernet),
+ * -EPERM (needs root or CAP_NET_RAW), -ENOMEM, -ENOSPC (cpu's poller or fd
+ * slots), or what socket/setsockopt/bind return.
  */
 int vnic_afpacket_create(struct vnic_wire **w, const char *ifname, uint32_t mtu,
 			 struct vnic_cpu *rx_cpu);

@@ -198,8 +198,12 @@ check_completion()
 	expect vnic bench rr --mtu "" --
 	expect vnic experiment re -- replenish reclaim
 	expect vnic experiment all --out "$tmp/ru" -- "$tmp/run"
-	mapfile -t words < <(cd /sys/class/net && compgen -G 'l*')
-	expect vnic link --backing l -- "${words[@]}"
+	# --backing offers the interfaces vnic link takes: Ethernet, not loopback
+	mapfile -t words < <(cd /sys/class/net && for i in *; do
+		[[ $(<"$i/type") == 1 ]] && ! (($(<"$i/flags") & 0x8)) && echo "$i"
+	done)
+	expect vnic link --backing "" -- "${words[@]}"
+	expect vnic link --backing lo --
 	# Every command of `vnic help`, and exactly the options of each --help.
 	mapfile -t words < <(commands)
 	expect vnic "" -- "${words[@]}" --version --help

@@ -5,7 +5,7 @@
  * "stats json", turns every malformed request away with "error:" (or drops
  * a silent client after its timeout) and keeps answering; the socket file
  * goes when the run ends. Plus the server on its own: names, a live name
- * refused, a stale file replaced.
+ * refused, a stale file replaced, silent clients that delay nobody.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -229,6 +229,83 @@ static void test_live_name_refused_stale_replaced(void **state)
 	assert_int_equal(stat(path, &st), -1);
 }
 
+/* A connected socket that sends nothing. */
+static int silent_client(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t len = strlen(path);
+
+	assert_true(fd >= 0);
+	assert_true(len < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, len + 1);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/*
+ * Clients are served at once, each with its own deadline: ten that connect
+ * and say nothing do not hold up a stats request behind them (served one
+ * at a time they would take a second each, and the request would time out),
+ * and each is closed at its own deadline, counted as a bad request and a
+ * timeout.
+ */
+static void test_silent_clients_delay_nobody(void **state)
+{
+	enum { SILENT = 10 };
+	struct vnic_ctl *c;
+	char path[256], *a = NULL;
+	int fds[SILENT];
+	uint64_t t0, t_connect, ms;
+
+	(void)state;
+	assert_int_equal(vnic_ctl_serve_start(&c, "busy", three, NULL), 0);
+	sock_path("busy", path, sizeof(path));
+	t_connect = vnic_now_ns();
+	for (int i = 0; i < SILENT; i++)
+		fds[i] = silent_client(path);
+	sleep_ms(20);
+
+	t0 = vnic_now_ns();
+	assert_int_equal(vnic_ctl_request(path, "stats", 5000, &a, NULL), 0);
+	ms = (vnic_now_ns() - t0) / 1000000;
+	print_message("stats with %d silent clients connected: %" PRIu64 " ms\n", SILENT, ms);
+	assert_true(ms < 100);
+	assert_int_equal(text_value(a, "x.three"), 3);
+	assert_int_equal(text_value(a, "ctl.bad_requests"), 0);
+	free(a);
+
+	/* Each silent one is still open, then closed at its deadline with the timeout error. */
+	for (int i = 0; i < SILENT; i++) {
+		struct pollfd p = {.fd = fds[i], .events = POLLIN};
+
+		assert_int_equal(poll(&p, 1, 0), 0);
+	}
+	for (int i = 0; i < SILENT; i++) {
+		struct pollfd p = {.fd = fds[i], .events = POLLIN};
+		char buf[128];
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 5000), 1);
+		n = recv(fds[i], buf, sizeof(buf) - 1, 0);
+		assert_true(n > 0);
+		buf[n] = '\0';
+		assert_string_equal(buf, "error: no request line within 1 s\n");
+		assert_int_equal(recv(fds[i], buf, sizeof(buf), 0), 0);
+		close(fds[i]);
+	}
+	ms = (vnic_now_ns() - t_connect) / 1000000;
+	print_message("the silent clients were closed after %" PRIu64 " ms\n", ms);
+	assert_true(ms >= VNIC_CTL_TIMEOUT_MS - 100);
+	assert_int_equal(vnic_ctl_request(path, "stats", 5000, &a, NULL), 0);
+	assert_int_equal(text_value(a, "ctl.bad_requests"), SILENT);
+	assert_int_equal(text_value(a, "ctl.timeouts"), SILENT);
+	/* the ten, the first stats, and this one */
+	assert_int_equal(text_value(a, "ctl.requests"), SILENT + 2);
+	free(a);
+	vnic_ctl_serve_stop(c);
+}
+
 /* ---------------------------------------------------------------------------
  * A bench run serving its counters
  * ------------------------------------------------------------------------- */
@@ -376,6 +453,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_live_name_refused_stale_replaced),
+		cmocka_unit_test(test_silent_clients_delay_nobody),
 		cmocka_unit_test(test_bench_serves_while_traffic_runs),
 	};
 

@@ -91,6 +91,9 @@ static void test_rejects_bad_arguments(void **state)
 		"bench rr --rate 10X",
 		"bench rr --no-such-option",
 		"bench rr --sessions",			/* missing value */
+		"bench rr --pcap-lossless",		/* shapes a capture: needs --pcap */
+		"bench rr --pcap x --snaplen 13",	/* shorter than an Ethernet header */
+		"bench rr --pcap x --pcap-count 0",
 		"bench rr stray",
 	};
 	struct vnic_bench_opts o;
@@ -274,6 +277,9 @@ static void test_link_own(void **state)
 		"link --name .hidden",
 		"link --no-ctl --name n1",
 		"link --sessions 3",			/* bench's */
+		"link --snaplen 128",			/* needs --pcap */
+		"link --pcap-count 5",
+		"link --pcap x --snaplen 65536",
 		"link stray",
 	};
 	struct vnic_link_opts o;
@@ -302,6 +308,17 @@ static void test_link_own(void **state)
 	assert_true(o.json && o.interval_json);
 	assert_string_equal(o.backing, "veth0");
 	assert_int_equal(o.topo.drv.mtu, 9000);
+	assert_null(o.pcap.path);
+
+	assert_int_equal(parse_as(LINK, "link --pcap w.pcap --snaplen 128 --pcap-count 1000 "
+				  "--pcap-lossless", &o), 0);
+	assert_string_equal(o.pcap.path, "w.pcap");
+	assert_int_equal(o.pcap.snaplen, 128);
+	assert_int_equal(o.pcap.count, 1000);
+	assert_true(o.pcap.lossless);
+	assert_int_equal(parse_as(LINK, "link --pcap w.pcap", &o), 0);
+	assert_int_equal(o.pcap.snaplen, 0);	/* whole frames */
+	assert_false(o.pcap.lossless);
 
 	saved = quiet_stderr();
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

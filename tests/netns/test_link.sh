@@ -26,10 +26,13 @@
 #   10.98.0.1/24                                                  fd00:98::2/64
 #
 # Checks: iperf3 TCP both ways over IPv4 and IPv6, iperf3 UDP, sockperf
-# ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a 256 MiB transfer
+# ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a TAP MTU changed from
+# inside its namespace put back, a 256 MiB transfer
 # whose sha256 matches at the other end (with offloads, then with TSO and
-# checksum offload off on a TAP), --pcap read back by tshark, the errors a
-# user meets, the backing mode, and that teardown leaves nothing behind:
+# checksum offload off on a TAP), --pcap read back by tshark, a 3 s iperf3
+# through --pcap --snaplen 128 with no frame left out of the capture, the
+# errors a user meets (a loopback or TUN backing, a --pcap directory among
+# them), the backing mode, and that teardown leaves nothing behind:
 # after SIGINT, SIGTERM, SIGHUP, and a reader of stdout that went away
 # (vnic link | head -1); a control socket left by kill -9 is replaced.
 #
@@ -58,6 +61,7 @@ NB=vnt-b-$$
 NC=vnt-c-$$
 VB=vntb$$
 VP=vntp$$
+VT=vntt$$
 NAME=vnt-$$
 WORK=$(mktemp -d /tmp/vnic-netns.XXXXXX)
 LOG=$WORK/log
@@ -102,6 +106,7 @@ cleanup() {
 		ip netns del "$n" 2>/dev/null
 	done
 	ip link del "$VB" 2>/dev/null
+	ip link del "$VT" 2>/dev/null
 	if [ "$nfail" -eq 0 ]; then
 		rm -rf "$WORK"
 	else
@@ -225,6 +230,42 @@ print(h.hexdigest(), n)' "$addr" "$port" >"$WORK/recv.out" 2>>"$LOG" &
 	[ "$(cat "$WORK/recv.out")" = "$BLOB_SUM $((256 << 20))" ]
 }
 
+# Raises the TAP's MTU in namespace $1 to 9000 behind the vNIC's back; vnic
+# link must put it back to 1500 within a second.
+mtu_put_back() {
+	local i
+	ip -n "$1" link set vnic0 mtu 9000 || return 1
+	for i in $(seq 20); do
+		ip -n "$1" -o link show vnic0 | grep -q " mtu 1500 " && return 0
+		sleep 0.05
+	done
+	ip -n "$1" -o link show vnic0
+	return 1
+}
+
+# A don't-fragment datagram larger than the MTU fails at once, at the sender,
+# rather than leaving and vanishing: ping says "message too long", and a
+# program's send gets EMSGSIZE.
+df_too_long() { # NS ADDR
+	local out rc
+	out=$(ip netns exec "$1" ping -M do -c 1 -W 2 -s 8000 "$2" 2>&1)
+	rc=$?
+	echo "$out (exit $rc)"
+	[ $rc -ne 0 ] && echo "$out" | grep -q "local error: message too long, mtu=1500" || return 1
+	ip netns exec "$1" "$PY" -c '
+import errno, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# IP_MTU_DISCOVER, IP_PMTUDISC_DO (Linux values: Python does not name them all)
+s.setsockopt(socket.IPPROTO_IP, 10, 2)
+try:
+    s.sendto(b"x" * 8000, (sys.argv[1], 9))
+except OSError as e:
+    print("send:", e)
+    sys.exit(e.errno != errno.EMSGSIZE)
+print("send: 8000 bytes sent whole")
+sys.exit(1)' "$2"
+}
+
 pings() { # NS ADDR6? MTU-label
 	local ns=$1 dst=$2 label=$3 sz
 	for sz in 56 1400 8000; do
@@ -272,6 +313,40 @@ echo "$out" >>"$LOG"
 ip netns del "$NA"
 ip netns del "$NB"
 
+# A backing must be a dedicated Ethernet device: lo would copy the host's own
+# traffic (127.0.0.1 included) into namespace A, and an L3 device has no
+# Ethernet frames. Refused with one line before anything is built.
+out=$(timeout 20 "$VNIC" link --backing lo --new-ns-a "$NA" 2>&1)
+rc=$?
+echo "$out" >>"$LOG"
+[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "lo: a loopback device" &&
+	! ip netns list | grep -qw "$NA" &&
+	pass "--backing lo: refused, one line, exit 1, nothing created" ||
+	fail "--backing lo: '${out:0:300}' (exit $rc)"
+
+if ip tuntap add "$VT" mode tun 2>>"$LOG" && ip link set "$VT" up; then
+	out=$(timeout 20 "$VNIC" link --backing "$VT" --new-ns-a "$NA" 2>&1)
+	rc=$?
+	echo "$out" >>"$LOG"
+	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
+		echo "$out" | grep -q "$VT: not an Ethernet device" &&
+		! ip netns list | grep -qw "$NA" &&
+		pass "--backing on a TUN (L3): refused, one line, exit 1, nothing created" ||
+		fail "--backing on a TUN: '${out:0:300}' (exit $rc)"
+	ip link del "$VT"
+else
+	fail "ip tuntap add $VT mode tun"
+fi
+
+# An output path is opened before anything is built: a directory is one line.
+out=$(timeout 20 "$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK" 2>&1)
+rc=$?
+echo "$out" >>"$LOG"
+[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
+	echo "$out" | grep -q "pcap $WORK: a directory" && ! ip netns list | grep -qw "$NA" &&
+	pass "--pcap on a directory: one line, exit 1, nothing created" ||
+	fail "--pcap on a directory: '${out:0:300}' (exit $rc)"
+
 # ---------------------------------------------------------------- MTU 1500
 if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 	pass "vnic link up (MTU 1500)"
@@ -279,6 +354,18 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 	check "vnic stats answers" "$VNIC" stats "$NAME"
 	pings "$NA" 10.99.0.2 "MTU 1500"
 	pings "$NA" fd00:99::2 "MTU 1500"
+
+	# The TAP's MTU is the vNIC's: changed from inside its namespace, it is put back.
+	check "TAP MTU raised to 9000 in $NA: put back to 1500 within a second" mtu_put_back "$NA"
+	check "TAP MTU put back: one line says so" grep -q \
+		"vnic link: a: vnic0 MTU set to 9000 from outside; put back to 1500 (the vNIC's MTU; restart with --mtu 9000)" \
+		"$WORK/link.out"
+	check "TAP MTU put back: link.mtu_restored 1" bash -c \
+		"'$VNIC' stats '$NAME' | tee -a '$LOG' | grep -Eq '^link\.mtu_restored +1\$'"
+	check "TAP MTU put back: ping 8000 B still crosses (fragments)" \
+		ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 -s 8000 10.99.0.2
+	check "TAP MTU put back: ping -M do 8000 B fails at once, message too long" \
+		df_too_long "$NA" 10.99.0.2
 
 	server "$NB" iperf3 -s -p 5201
 	wait_port "$NB" 5201
@@ -292,7 +379,7 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 	if command -v sockperf >/dev/null; then
 		server "$NB" sockperf server --tcp -i 10.99.0.2 -p 11111
 		wait_port "$NB" 11111
-		check "sockperf TCP ping-pong" bash -c "ip netns exec $NA sockperf ping-pong --tcp -i 10.99.0.2 -p 11111 -m 14 -t 2 | tee /dev/stderr | grep -q avg-latency"
+		check "sockperf TCP ping-pong" bash -c "ip netns exec $NA sockperf ping-pong --tcp -i 10.99.0.2 -p 11111 -m 14 -t 2 | tee -a '$LOG' | grep -q avg-latency"
 		stop_servers
 	else
 		echo "SKIP: sockperf ping-pong (apt-get install sockperf)"
@@ -362,6 +449,57 @@ elif grep -q "without libpcap" "$WORK/link.out"; then
 	LINK_PID=
 else
 	fail "vnic link --pcap up"
+	LINK_PID=
+fi
+
+# ---------------------------------------------------------------- --pcap --snaplen under bulk traffic
+# Headers only: 128 bytes of each frame into the rings, so the writer keeps up
+# with a bulk TCP transfer and not one frame is left out of the capture.
+pcap_field() { # COUNTER: its value in `vnic stats --all`
+	"$VNIC" stats "$NAME" --all | awk -v c="$1" '$1 == c { print $2 }'
+}
+
+pcap_bulk_read_back() { # FILE FRAMES-AT-LEAST
+	local f=$1 want=$2 stats
+	# Every record: cut to 128 bytes, the frame's length kept (cheap: no IP dissection).
+	stats=$(tshark -r "$f" --disable-protocol ip --disable-protocol ipv6 \
+		-T fields -e frame.cap_len -e frame.len 2>>"$LOG" |
+		awk '{ n++; if ($1 > m) m = $1; if ($2 > 128) cut++ } END { print n + 0, m + 0, cut + 0 }')
+	echo "tshark: frames, largest record, frames cut: $stats (want at least $want frames)"
+	set -- $stats
+	[ "$1" -ge "$want" ] && [ "$1" -gt 10000 ] && [ "$2" -eq 128 ] && [ "$3" -gt 0 ] || return 1
+	# and the first frames decode as TCP/IP
+	tshark -r "$f" -c 2000 -q -z io,phs 2>>"$LOG" | tee -a "$LOG" | grep -q " tcp "
+}
+
+if start_link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK/bulk.pcap" --snaplen 128; then
+	pass "vnic link --pcap --snaplen 128 up"
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "iperf3 3 s through a --snaplen 128 capture" iperf_tcp "$NA" 10.99.0.2
+	stop_servers
+	written=$(pcap_field pcap.written)
+	left_out=$(pcap_field pcap.left_out)
+	echo "--- bulk capture: pcap.written $written, pcap.left_out $left_out" >>"$LOG"
+	echo "bulk capture: $written frames written, $left_out left out"
+	check "--snaplen 128: vnic stats counts frames written" test "${written:-0}" -gt 10000
+	check "--snaplen 128: pcap.left_out 0" test "$left_out" = 0
+	check "--snaplen 128: clean exit" stop_link
+	check "--snaplen 128: the report says 0 left out" \
+		grep -q "vnic link: pcap: [0-9]* frames so far, 0 left out" "$WORK/link.out"
+	if command -v tshark >/dev/null; then
+		check "--snaplen 128: tshark reads every frame back, cut to 128 bytes" \
+			pcap_bulk_read_back "$WORK/bulk.pcap" "${written:-1}"
+	else
+		echo "SKIP: reading the bulk capture back (apt-get install tshark)"
+	fi
+	rm -f "$WORK/bulk.pcap"
+	check "teardown after --snaplen: nothing left" nothing_left "$NA" "$NB"
+elif grep -q "without libpcap" "$WORK/link.out"; then
+	echo "SKIP: --pcap --snaplen (vnic built without libpcap-dev)"
+	LINK_PID=
+else
+	fail "vnic link --pcap --snaplen 128 up"
 	LINK_PID=
 fi
 

@@ -5,6 +5,7 @@
  *
  *   test's raw socket on vb  <== veth ==>  va: the wire under test
  *
+ *   - only an Ethernet device that is not loopback: lo and a TUN refused;
  *   - rx: frames sent on vb arrive in order through the TPACKET_V3 ring; the
  *     notification fires only while armed; a frame larger than the wire's
  *     frame size is dropped and counted, never truncated; a partial
@@ -177,6 +178,36 @@ static void test_errors(void **state)
 	assert_int_equal(vnic_afpacket_create(&w, "va", 10, &cpu), -EINVAL);
 	assert_int_equal(vnic_afpacket_create(&w, "va", MTU, NULL), -EINVAL);
 	assert_null(cpu.fds);
+	vnic_cpu_fini(&cpu);
+}
+
+/*
+ * Only an Ethernet device that is not loopback backs a wire: lo would hand
+ * the host's own traffic to the wire's receiver, and a TUN has no Ethernet
+ * frames at all. Refused before the socket is bound, so nothing registers
+ * on the cpu either.
+ */
+static void test_refuses_lo_and_l3(void **state)
+{
+	struct vnic_cpu cpu;
+	struct vnic_wire *w = NULL;
+
+	(void)state;
+	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
+	assert_int_equal(vnic_afpacket_create(&w, "lo", MTU, &cpu), -EINVAL);
+	assert_null(w);
+	if (sh("ip tuntap add vt0 mode tun 2>/dev/null && ip link set vt0 up") == 0) {
+		assert_int_equal(vnic_afpacket_create(&w, "vt0", MTU, &cpu), -EPROTONOSUPPORT);
+		assert_null(w);
+		assert_int_equal(sh("ip link del vt0"), 0);
+	} else {
+		print_message("no TUN device here (/dev/net/tun): the L3 case is not run\n");
+	}
+	assert_null(cpu.fds);
+	/* an Ethernet device is still taken */
+	assert_int_equal(vnic_afpacket_create(&w, "va", MTU, &cpu), 0);
+	assert_non_null(cpu.fds);
+	vnic_afpacket_destroy(w);
 	vnic_cpu_fini(&cpu);
 }
 
@@ -438,6 +469,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_refuses_lo_and_l3),
 		cmocka_unit_test(test_rx_tx),
 		cmocka_unit_test(test_vnic_over_veth),
 	};
