@@ -497,6 +497,7 @@ static int build(struct link *l)
 		err = vnic_cpu_init(&l->side[s].own_cpu, side_name[s], t->busy_poll_ns);
 		if (err)
 			return fail("cpu %s: %s", side_name[s], strerror(-err));
+		vnic_cpu_set_spin(&l->side[s].own_cpu, t->spin);
 		l->side[s].cpu_init = true;
 		l->side[s].cpu = &l->side[s].own_cpu;
 	}
