@@ -204,6 +204,8 @@ int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p);
  * PATH: why", and NULL. The FILE is the caller's.
  */
 FILE *vnic_out_open(const char *cmd, const char *opt, const char *path);
+/* The same; owner_only: mode 0600 whatever the umask or the file's old mode (captures). */
+FILE *vnic_out_open_mode(const char *cmd, const char *opt, const char *path, bool owner_only);
 
 /* Parse helpers: 0, or -EINVAL after printing "vnic: <what>: <why>" to stderr. */
 int vnic_arg_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);

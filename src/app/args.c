@@ -5,6 +5,8 @@
  * before a run.
  */
 #include <errno.h>
+#include <unistd.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -151,14 +153,30 @@ int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p)
 
 FILE *vnic_out_open(const char *cmd, const char *opt, const char *path)
 {
+	return vnic_out_open_mode(cmd, opt, path, false);
+}
+
+FILE *vnic_out_open_mode(const char *cmd, const char *opt, const char *path, bool owner_only)
+{
 	const char *slash = strrchr(path, '/');
 	struct stat st;
-	FILE *f;
-	int err;
+	FILE *f = NULL;
+	int fd, err;
 
-	f = fopen(path, "w");
-	if (f)
-		return f;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, owner_only ? 0600 : 0666);
+	/* An existing file keeps its mode on O_CREAT: a capture must not stay readable. */
+	if (fd >= 0 && owner_only && fchmod(fd, 0600)) {
+		err = errno;
+		close(fd);
+		fprintf(stderr, "%s: %s %s: %s\n", cmd, opt, path, strerror(err));
+		return NULL;
+	}
+	if (fd >= 0) {
+		f = fdopen(fd, "w");
+		if (f)
+			return f;
+		close(fd);
+	}
 	err = errno;
 	if (err == EISDIR || (!stat(path, &st) && S_ISDIR(st.st_mode)))
 		fprintf(stderr, "%s: %s %s: a directory; give a file name\n", cmd, opt, path);

@@ -619,7 +619,7 @@ int vnic_cmd_bench(int argc, char **argv)
 			      "libpcap-dev, rebuild)\n", stderr);
 			goto out;
 		}
-		r->pcap_file = vnic_out_open("vnic bench", "--pcap", o.pcap.path);
+		r->pcap_file = vnic_out_open_mode("vnic bench", "--pcap", o.pcap.path, true);
 		if (!r->pcap_file)
 			goto out;
 	}

@@ -1283,7 +1283,7 @@ static int open_outputs(struct link *l)
 	if (!vnic_pcap_supported())
 		return fail("--pcap: vnic was built without libpcap (apt-get install libpcap-dev, "
 			    "rebuild)");
-	l->pcap_file = vnic_out_open("vnic link", "--pcap", l->o->pcap.path);
+	l->pcap_file = vnic_out_open_mode("vnic link", "--pcap", l->o->pcap.path, true);
 	return l->pcap_file ? 0 : -1;
 }
 

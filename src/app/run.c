@@ -322,7 +322,7 @@ static int capture_open(struct vnic_bench_run *r, struct vnic_topo_config *tc)
 
 	r->pcap_file = NULL; /* the capture's from here on */
 	if (!f)
-		f = vnic_out_open("vnic bench", "--pcap", po->path);
+		f = vnic_out_open_mode("vnic bench", "--pcap", po->path, true);
 	if (!f)
 		return -EIO;
 	err = vnic_pcap_open(&r->pcap, f,

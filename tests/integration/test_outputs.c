@@ -339,10 +339,43 @@ static void test_bench_pcap_count(void **state)
 	free(r);
 }
 
+/* A capture holds other people's traffic: mode 0600, whatever the umask or the file was. */
+static void test_pcap_owner_only(void **state)
+{
+	struct vnic_bench_run *r = calloc(1, sizeof(*r));
+	static struct vnic_bench_opts o;
+	char path[128];
+	struct stat st;
+	FILE *f;
+
+	(void)state;
+	if (!vnic_pcap_supported())
+		skip();
+	assert_non_null(r);
+	snprintf(path, sizeof(path), "%s/private.pcap", tmpdir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0644), 0);
+	vnic_bench_opts_default(&o, VNIC_WL_RR);
+	o.duration_s = 0.1;
+	o.quiet = true;
+	o.pcap.path = path;
+	o.pcap.count = 10;
+	r->o = &o;
+	assert_int_equal(vnic_bench_run(r), 0);
+	vnic_bench_cleanup(r);
+	free(r);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_true(st.st_size > 24); /* the header and some records */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_samples_checked_before_the_run),
+		cmocka_unit_test(test_pcap_owner_only),
 		cmocka_unit_test(test_pcap_checked_before_the_run),
 		cmocka_unit_test(test_bench_pcap_reads_back),
 		cmocka_unit_test(test_bench_pcap_count),
