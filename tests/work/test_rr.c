@@ -54,8 +54,8 @@ static void run_rr_prep(const struct loopnet_cfg *a, const struct loopnet_cfg *b
 
 	/* A clean path must not depend on how fast this machine is: there, a
 	 * timer long enough never to fire; loss tests set a short one. */
-	if (!oo.tcp.rto_ns)
-		oo.tcp.rto_ns = 10000000000ull;
+	if (!oo.tcp.rto_min_ns)
+		oo.tcp.rto_min_ns = 10000000000ull;
 
 	/* Superpacket-sized buffers are 64 KiB each: fewer of them. */
 	testbed_init(&tb, a, b, pool_buf ? 4096 : 512, pool_buf);
@@ -193,7 +193,7 @@ static void test_rr_loss_reorder(void **state)
 	struct vnic_work_results res;
 
 	(void)state;
-	o.tcp.rto_ns = 1000000;
+	o.tcp.rto_min_ns = 1000000;
 	run_rr(&c, &c, &o, 1000, 2048, &res, NULL);
 	assert_int_equal(res.err.payload, 0);
 	assert_int_equal(res.err.bad_csum, 0);
@@ -211,7 +211,7 @@ static void test_rr_corruption(void **state)
 	struct vnic_work_results res;
 
 	(void)state;
-	o.tcp.rto_ns = 1000000;
+	o.tcp.rto_min_ns = 1000000;
 	run_rr(&c, &c, &o, 500, 2048, &res, NULL);
 	assert_true(res.err.bad_csum > 0);
 	assert_int_equal(res.err.payload, 0);

@@ -46,8 +46,8 @@ static void setup(struct testbed *tb, struct st_run *r, const struct loopnet_cfg
 
 	/* A clean path must not depend on how fast this machine is: there, a
 	 * timer long enough never to fire; loss tests set a short one. */
-	if (!oo.tcp.rto_ns)
-		oo.tcp.rto_ns = 10000000000ull;
+	if (!oo.tcp.rto_min_ns)
+		oo.tcp.rto_min_ns = 10000000000ull;
 	memset(r, 0, sizeof(*r));
 	r->flows = o->flows ? o->flows : 1;
 	r->target = o->bytes;
@@ -160,7 +160,7 @@ static void test_stream_loss_reorder(void **state)
 	struct vnic_work_results res;
 
 	(void)state;
-	o.tcp.rto_ns = 1000000;
+	o.tcp.rto_min_ns = 1000000;
 	o.tcp.window = 64 << 10;
 	run_stream(&c, &c, &o, false, &res);
 	assert_int_equal(res.err.payload, 0);
