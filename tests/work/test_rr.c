@@ -202,6 +202,68 @@ static void test_rr_loss_reorder(void **state)
 	assert_true(res.err.lost > 0);
 }
 
+/* Loses the nth data frame a host sends (counting from 1), once. */
+struct lose_nth {
+	unsigned int n, seen;
+};
+
+static bool lose_nth_data(void *ctx, const struct vnic_pkt *f)
+{
+	struct lose_nth *l = ctx;
+	struct vnic_hdrs hd;
+
+	assert_int_equal(vnic_parse_frame(f->data, f->len, &hd), VNIC_PARSE_OK);
+	return hd.payload_len && ++l->seen == l->n;
+}
+
+/*
+ * The last segment of a response is lost: nothing after it can show the
+ * hole, so the server's tail loss probe resends it after 2 SRTT + RTO floor
+ * / 8 (125 ms), well before the RTO (1 s) would. Exactly one resend, no
+ * timeout; the slowest transaction is that one.
+ */
+static void test_rr_tail_loss_probe(void **state)
+{
+	/* 3000-byte responses are 3 MSS frames: the 30th is the 10th's last. */
+	static struct lose_nth lose = { .n = 30 };
+	struct loopnet_cfg b = { .script = lose_nth_data, .script_ctx = &lose };
+	struct vnic_rr_opts o = { .sessions = 1, .req_size = 100, .resp_size = 3000 };
+	struct vnic_work_results res;
+	struct loopnet_stats st;
+	static struct vnic_hist h;
+	struct testbed tb;
+	struct rr_run r = { .target = 40 };
+
+	(void)state;
+	o.tcp.rto_min_ns = 1000000000;
+	testbed_init(&tb, NULL, &b, 4096, 2048);
+	assert_int_equal(vnic_rr_create(&r.rr, &tb.ln[0]->dev, &tb.pool[0], &tb.ln[1]->dev,
+					&tb.pool[1], &o),
+			 0);
+	vnic_rr_start(r.rr);
+	testbed_run(&tb, enough, &r, 120);
+	vnic_rr_stop(r.rr);
+	testbed_run(&tb, quiesced, &r, 120);
+	testbed_idle(&tb);
+	vnic_rr_results(r.rr, &res);
+	h = *res.latency;
+	st = tb.ln[1]->st;
+	vnic_rr_destroy(r.rr);
+	testbed_fini(&tb);
+
+	assert_int_equal(st.dropped, 1);
+	assert_true(lose.seen > 30);
+	assert_int_equal(res.bytes, res.transactions * 3100);
+	assert_int_equal(res.err.retransmits, 1);
+	assert_int_equal(res.err.probes, 1);
+	assert_int_equal(res.err.timeouts + res.err.fast_retransmits, 0);
+	assert_int_equal(res.err.payload + res.err.bad_csum, 0);
+	/* One transaction waited for the probe, none for an RTO. */
+	assert_true(h.max >= 125000000);
+	assert_true(h.max < 1000000000);
+	assert_true(vnic_hist_percentile(&h, 90) < 125000000);
+}
+
 static void test_rr_corruption(void **state)
 {
 	/* Checksums resolved before the damage: caught as bad checksums. */
@@ -314,6 +376,11 @@ static void test_rr_bad_setup(void **state)
 	assert_int_equal(vnic_rr_create(&rr, &tb.ln[0]->dev, &tb.pool[0], &tb.ln[1]->dev,
 					&tb.pool[1], &o),
 			 -EINVAL);
+	o.sessions = 1;
+	o.tcp.window = VNIC_WORK_MAX_WINDOW + 1;
+	assert_int_equal(vnic_rr_create(&rr, &tb.ln[0]->dev, &tb.pool[0], &tb.ln[1]->dev,
+					&tb.pool[1], &o),
+			 -EINVAL);
 	assert_null(tb.ln[0]->dev.host);
 	testbed_fini(&tb);
 }
@@ -327,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_rr_large_messages_mss),
 		cmocka_unit_test(test_rr_large_messages_tso_gro),
 		cmocka_unit_test(test_rr_loss_reorder),
+		cmocka_unit_test(test_rr_tail_loss_probe),
 		cmocka_unit_test(test_rr_corruption),
 		cmocka_unit_test(test_rr_queue_busy),
 		cmocka_unit_test(test_rr_wrap),
