@@ -12,10 +12,15 @@
  * granularity) is taken as 0: what a timer really waits beyond its deadline
  * (the cpu loop's sleep, scheduling) is covered by the floor instead, which
  * RFC 6298 (2.4) lets an implementation set below 1 s. The floor is chosen
- * for an in-process link (work.h, rto_min_ns): round trips are tens to
- * hundreds of microseconds, but a thread of a loaded 2-vCPU machine can
- * wait a few milliseconds for its core, and an RTO that fires in that wait
- * resends everything unSACKed in flight.
+ * for an in-process link (work.h, rto_min_ns, 20 ms): round trips are tens
+ * to hundreds of microseconds, but on a 2-vCPU machine running other work
+ * a thread waits up to 10-15 ms for its core (rr's p99.9 on a clean cable),
+ * which SRTT + 4 RTTVAR does not foresee, and an RTO that fires in such a
+ * wait resends everything unSACKed in flight. With a 5 ms floor, rr on a
+ * clean cable at load 4 saw up to a thousand such needless timeouts a
+ * second; at 20 ms almost none. The RTO is the last resort anyway: SACK
+ * repairs holes, the probe tails and lost resends, so the floor hardly
+ * costs a lossy run.
  */
 #include "work_int.h"
 

@@ -106,10 +106,10 @@ enum vnic_work_limits {
 	VNIC_WORK_DEFAULT_WINDOW = 1 << 20,
 	VNIC_WORK_MAX_WINDOW = 1 << 30,
 	VNIC_WORK_DEFAULT_TSQ = 256 << 10,
-	VNIC_WORK_DEFAULT_RTO_MIN_NS = 5000000,	/* 5 ms: see rto_min_ns */
+	VNIC_WORK_DEFAULT_RTO_MIN_NS = 20000000, /* 20 ms: see rto_min_ns */
 	VNIC_WORK_RTO_INIT_MULT = 4,		/* RTO before the first RTT sample: 4 x min */
 	VNIC_WORK_RTO_BACKOFF_MAX = 64,		/* the RTO backs off up to 64 x min */
-	VNIC_WORK_PTO_SLACK_DIV = 8,		/* a loss probe waits 2 SRTT + min / 8 */
+	VNIC_WORK_PTO_SLACK_DIV = 32,		/* a loss probe waits 2 SRTT + min / 32 */
 };
 
 /* The TCP-like layer. Zero fields take the defaults. */
@@ -121,12 +121,12 @@ struct vnic_tcpl_opts {
 				 * bytes do in Linux) to its tx_done; default 256 KiB.
 				 * One packet may always be outstanding; a throttled
 				 * flow resumes when half the budget is free */
-	uint64_t rto_min_ns;	/* the retransmission timeout's floor (default 5 ms).
+	uint64_t rto_min_ns;	/* the retransmission timeout's floor (default 20 ms).
 				 * The RTO is SRTT + 4 RTTVAR (RFC 6298) but never
 				 * less; before the first RTT sample it is 4 x the
 				 * floor; it doubles on each expiry, up to 64 x the
 				 * floor. A tail loss probe fires after 2 SRTT +
-				 * floor / 8: a long floor (tests) means no timer
+				 * floor / 32: a long floor (tests) means no timer
 				 * fires on a clean path */
 	bool ipv6;
 	bool no_tso;		/* never send superpackets, even if the netdev has TSO */

@@ -274,7 +274,7 @@ static void test_reordering_resends_nothing(void **state)
 
 /*
  * The RTO of RFC 6298 on a connection, to the nanosecond, with Karn's
- * algorithm: a floor of 100 us (initial RTO 400 us, probe slack 12.5 us).
+ * algorithm: a floor of 100 us (initial RTO 400 us, probe slack 3125 ns).
  */
 static void test_rto_karn_on_the_wire(void **state)
 {
@@ -299,25 +299,25 @@ static void test_rto_karn_on_the_wire(void **state)
 	assert_int_equal(c->rtt.rttvar, 400000);
 	assert_int_equal(c->rto_at + c->pto_at, 0);	/* nothing out: no timer */
 	/* The next segment at 1 ms: RTO at 3.4 ms, probe at 1 ms + 2 SRTT +
-	 * 12.5 us. */
+	 * 3125 ns. */
 	at(&x, 1000000);
 	vnic_tcpl_send(c, MSS);
 	assert_int_equal(pull(c, p, 4), 1);
 	drop(p[0]);
 	assert_int_equal(c->rto_at, T0 + 3400000);
-	assert_int_equal(c->pto_at, T0 + 2612500);
-	at(&x, 2612499);
-	assert_int_equal(vnic_tcpl_timer(c), T0 + 2612500);
+	assert_int_equal(c->pto_at, T0 + 2603125);
+	at(&x, 2603124);
+	assert_int_equal(vnic_tcpl_timer(c), T0 + 2603125);
 	assert_int_equal(pull(c, p, 4), 0);
 	/* The probe: the last segment again, and the RTO restarted. */
-	at(&x, 2612500);
-	assert_int_equal(vnic_tcpl_timer(c), T0 + 5012500);
+	at(&x, 2603125);
+	assert_int_equal(vnic_tcpl_timer(c), T0 + 5003125);
 	assert_int_equal(pull(c, p, 4), 1);
 	expect_seg(c, p[0], MSS, MSS);
 	drop(p[0]);
 	/* The RTO: resent again, the RTO doubled to 4.8 ms. */
-	at(&x, 5012500);
-	assert_int_equal(vnic_tcpl_timer(c), T0 + 9812500);
+	at(&x, 5003125);
+	assert_int_equal(vnic_tcpl_timer(c), T0 + 9803125);
 	assert_int_equal(pull(c, p, 4), 1);
 	expect_seg(c, p[0], MSS, MSS);
 	drop(p[0]);
@@ -426,7 +426,7 @@ static void test_lost_resend_full_window_probe(void **state)
 	unsigned int i;
 
 	(void)state;
-	bed_init(&x, 8 * MSS, 1000000);	/* RTO floor 1 ms, probe slack 125 us */
+	bed_init(&x, 8 * MSS, 1000000);	/* RTO floor 1 ms, probe slack 31.25 us */
 	warm_up(&x);
 	vnic_tcpl_send(x.snd, 100 * MSS);
 	assert_int_equal(pull(x.snd, seg, 16), 8);	/* the window */
@@ -443,10 +443,10 @@ static void test_lost_resend_full_window_probe(void **state)
 	at(&x, 150000);
 	assert_int_equal(pull(x.snd, p, 4), 0);
 	/* The probe timer runs from the resend and the last SACK (at 100 us):
-	 * 2 SRTT + 125 us. */
-	assert_int_equal(x.snd->pto_at, T0 + 100000 + 200000 + 125000);
+	 * 2 SRTT + 31.25 us. */
+	assert_int_equal(x.snd->pto_at, T0 + 100000 + 200000 + 31250);
 	assert_int_equal(x.snd->rto_at, T0 + 100000 + 1000000);
-	at(&x, 425000);
+	at(&x, 331250);
 	vnic_tcpl_timer(x.snd);
 	assert_int_equal(pull(x.snd, p, 4), 1);
 	expect_seg(x.snd, p[0], MSS, MSS);
@@ -480,7 +480,7 @@ static void test_dsack_counts_spurious(void **state)
 	carry(x.b, p[0]);
 	assert_int_equal(pull(x.rcv, p, 4), 1);
 	drop(p[0]);	/* the ACK is lost */
-	at(&x, 425000);
+	at(&x, 331250);
 	vnic_tcpl_timer(x.snd);
 	assert_int_equal(pull(x.snd, p, 4), 1);
 	expect_seg(x.snd, p[0], MSS, MSS);
