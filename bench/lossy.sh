@@ -101,7 +101,10 @@ for f in os.listdir(out):
         with open(os.path.join(out, f)) as fh:
             loads.append(float(fh.read().split()[0]))
 
-print(f'`bench/lossy.sh -n {rounds} -d {dur}` ({os.path.relpath(vnic)}) at commit {commit}: {rounds} rounds of '
+shown = os.path.relpath(vnic)
+if shown.startswith('..'):
+    shown = vnic
+print(f'`bench/lossy.sh -n {rounds} -d {dur}` ({shown}) at commit {commit}: {rounds} rounds of '
       f'{dur} s runs, clean and lossy (`{imp}`) taking turns; median [min, max] over the rounds; '
       f'the ratio is lossy / clean within each round.')
 if loads:
