@@ -363,6 +363,10 @@ static void print_text(const struct vnic_bench_run *r)
 	       "  retransmits %" PRIu64 "  tx dropped %" PRIu64 "\n",
 	       r->res.err.payload, r->res.err.bad_csum, r->res.err.lost, r->res.err.retransmits,
 	       r->res.err.tx_dropped);
+	printf("  recovery  fast retransmits %" PRIu64 "  sack recovered %" PRIu64
+	       "  probes %" PRIu64 "  timeouts %" PRIu64 "  spurious %" PRIu64 "\n",
+	       r->res.err.fast_retransmits, r->res.err.sack_recovered, r->res.err.probes,
+	       r->res.err.timeouts, r->res.err.spurious);
 	printf("  pools     %s after quiesce\n", r->pools_full ? "full" : "NOT FULL");
 	if (r->sampler)
 		printf("  samples   %zu every %" PRIu32 " ms%s%s\n", r->series.count, o->sample_ms,
@@ -500,8 +504,13 @@ static void print_json(const struct vnic_bench_run *r)
 	vnic_json_u64(&j, "bad_csum", r->res.err.bad_csum);
 	vnic_json_u64(&j, "lost", r->res.err.lost);
 	vnic_json_u64(&j, "ooo", r->res.err.ooo);
+	vnic_json_u64(&j, "ooo_dropped", r->res.err.ooo_dropped);
 	vnic_json_u64(&j, "dup", r->res.err.dup);
 	vnic_json_u64(&j, "retransmits", r->res.err.retransmits);
+	vnic_json_u64(&j, "fast_retransmits", r->res.err.fast_retransmits);
+	vnic_json_u64(&j, "sack_recovered", r->res.err.sack_recovered);
+	vnic_json_u64(&j, "probes", r->res.err.probes);
+	vnic_json_u64(&j, "spurious", r->res.err.spurious);
 	vnic_json_u64(&j, "timeouts", r->res.err.timeouts);
 	vnic_json_u64(&j, "bad_hdr", r->res.err.bad_hdr);
 	vnic_json_u64(&j, "no_conn", r->res.err.no_conn);

@@ -71,8 +71,13 @@ static void add_results(struct vnic_work_results *d, const struct vnic_work_resu
 	d->err.bad_csum += s->err.bad_csum;
 	d->err.lost += s->err.lost;
 	d->err.ooo += s->err.ooo;
+	d->err.ooo_dropped += s->err.ooo_dropped;
 	d->err.dup += s->err.dup;
 	d->err.retransmits += s->err.retransmits;
+	d->err.fast_retransmits += s->err.fast_retransmits;
+	d->err.sack_recovered += s->err.sack_recovered;
+	d->err.probes += s->err.probes;
+	d->err.spurious += s->err.spurious;
 	d->err.timeouts += s->err.timeouts;
 	d->err.bad_hdr += s->err.bad_hdr;
 	d->err.no_conn += s->err.no_conn;

@@ -4,7 +4,7 @@
  * of the netdev boundary (xmit bursts, stop/wake, tx_done). The rx callback
  * is in host_rx.c.
  *
- * One poller run: take the rx events, fire due retransmission timers, then
+ * One poller run: take the rx events, fire due timers (loss probes, RTOs), then
  * build up to HOST_BURST packets round-robin over the connections that want
  * to send and hand them to the netdev as one xmit_more batch per tx queue.
  * A packet refused with VNIC_TX_BUSY is kept, in order, until tx_wake; the
@@ -461,9 +461,15 @@ static int configure(struct vnic_tcpl_host *h, const struct vnic_tcpl_opts *o)
 		return -EINVAL;
 	use_netdev(h);
 	h->window = o->window ? o->window : VNIC_WORK_DEFAULT_WINDOW;
+	/* Sequence numbers are placed by the signed 32-bit difference: the
+	 * window must stay well inside 2^31. */
+	if (h->window > VNIC_WORK_MAX_WINDOW)
+		return -EINVAL;
 	h->tsq_budget = o->tsq_bytes ? o->tsq_bytes : VNIC_WORK_DEFAULT_TSQ;
-	h->rto_ns = o->rto_ns ? o->rto_ns : VNIC_WORK_DEFAULT_RTO_NS;
-	h->rto_max_ns = h->rto_ns * VNIC_WORK_RTO_BACKOFF_MAX;
+	h->rto.min = o->rto_min_ns ? o->rto_min_ns : VNIC_WORK_DEFAULT_RTO_MIN_NS;
+	h->rto.init = h->rto.min * VNIC_WORK_RTO_INIT_MULT;
+	h->rto.max = h->rto.min * VNIC_WORK_RTO_BACKOFF_MAX;
+	h->rto.pto_slack = h->rto.min / VNIC_WORK_PTO_SLACK_DIV;
 	return 0;
 }
 
@@ -535,7 +541,9 @@ int vnic_tcpl_host_init(struct vnic_tcpl_host *h, struct vnic_netdev *dev,
 
 	h->conns = calloc(nconns, sizeof(*h->conns));
 	h->keys = calloc(nconns, sizeof(*h->keys));
-	if (!h->conns || !h->keys)
+	/* Zero pages until a connection first loses or reorders something. */
+	h->rec = calloc(nconns, sizeof(*h->rec));
+	if (!h->conns || !h->keys || !h->rec)
 		goto err_nomem;
 	h->nconns = nconns;
 	if (grow_evqs(h))
@@ -570,6 +578,7 @@ void vnic_tcpl_host_fini(struct vnic_tcpl_host *h)
 		free(h->evq[i]);
 	free(h->conns);
 	free(h->keys);
+	free(h->rec);
 	memset(h, 0, sizeof(*h));
 }
 
@@ -613,8 +622,13 @@ void vnic_tcpl_host_results(const struct vnic_tcpl_host *h, struct vnic_work_res
 	r->err.rx_overflow += vnic_ctr_read(&x->overflow);
 	r->err.lost += vnic_ctr_read(&s->lost);
 	r->err.ooo += vnic_ctr_read(&s->ooo);
+	r->err.ooo_dropped += vnic_ctr_read(&s->ooo_dropped);
 	r->err.dup += vnic_ctr_read(&s->dup);
 	r->err.retransmits += vnic_ctr_read(&s->retransmits);
+	r->err.fast_retransmits += vnic_ctr_read(&s->fast_retransmits);
+	r->err.sack_recovered += vnic_ctr_read(&s->sack_recovered);
+	r->err.probes += vnic_ctr_read(&s->probes);
+	r->err.spurious += vnic_ctr_read(&s->spurious);
 	r->err.timeouts += vnic_ctr_read(&s->timeouts);
 	r->err.tx_dropped += vnic_ctr_read(&s->tx_dropped);
 	r->err.tx_busy += vnic_ctr_read(&s->tx_busy);

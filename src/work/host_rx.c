@@ -104,6 +104,10 @@ static bool rx_one(struct vnic_tcpl_host *h, struct rx_ev *ev, struct vnic_pkt *
 	ev->conn = idx;
 	ev->ack = get32(th + 8);
 	ev->flags = th[13];
+	ev->nsack = 0;
+	if (hd.l4_len > TCPL_TCP_HLEN)
+		ev->nsack = (uint8_t)vnic_tcpl_sack_get(th + TCPL_TCP_HLEN,
+							hd.l4_len - TCPL_TCP_HLEN, ev->sack);
 	ev->len = hd.payload_len;
 	ev->ts = ts;
 	ev->segs = pkt->gso_size && pkt->gso_segs ? pkt->gso_segs : 1;

@@ -7,7 +7,11 @@
  *   stream.c   bulk transfer: M flows, GSO superpackets when the netdev has
  *              TSO, limited by a TSQ-like byte budget and the window.
  *   tcpl.c     a minimal TCP-like layer under both: sequence numbers,
- *              cumulative ACKs, fixed window, go-back-N on timeout.
+ *              cumulative ACKs with SACK, fixed window, fast retransmit,
+ *              tail loss probes, an RFC 6298 retransmission timer.
+ *   reasm.c    its receiver's out-of-order ranges and the SACK blocks.
+ *   sack.c     its sender's scoreboard: what was SACKed, lost, resent.
+ *   rtt.c      its RTT estimator and retransmission timeout (RFC 6298).
  *   host.c     a host on a netdev: its poller, tx bursts with xmit_more,
  *              stop/wake, TSQ accounting, the rx callback.
  *   pattern.c  the payload pattern every receiver checks byte by byte.
@@ -25,9 +29,10 @@
  * is freed on the cpu that received it.
  *
  * Frames are real: Ethernet + IPv4 (no options, DF, incrementing ID) or IPv6 +
- * TCP (no options, flags ACK and PSH at the end of a message), checksum left
- * PARTIAL when the netdev has VNIC_NETIF_F_CSUM, else complete. Connections
- * start established (no handshake); there is no congestion control.
+ * TCP (flags ACK and PSH at the end of a message; a SACK option on ACKs while
+ * the receiver holds data beyond a hole), checksum left PARTIAL when the
+ * netdev has VNIC_NETIF_F_CSUM, else complete. Connections start established
+ * (no handshake, both ends SACK-capable); there is no congestion control.
  *
  * Lifecycle:
  *	create (before the cpus start: it registers pollers with vnic_cpu_add
@@ -99,21 +104,30 @@ int64_t vnic_work_pattern_check(const uint8_t *buf, uint32_t len, uint32_t seed,
 enum vnic_work_limits {
 	VNIC_WORK_MAX_CONNS = 16384,		/* sessions or flows per workload */
 	VNIC_WORK_DEFAULT_WINDOW = 1 << 20,
+	VNIC_WORK_MAX_WINDOW = 1 << 30,
 	VNIC_WORK_DEFAULT_TSQ = 256 << 10,
-	VNIC_WORK_DEFAULT_RTO_NS = 20000000,	/* 20 ms */
-	VNIC_WORK_RTO_BACKOFF_MAX = 64,		/* the RTO doubles up to 64 times its base */
+	VNIC_WORK_DEFAULT_RTO_MIN_NS = 20000000, /* 20 ms: see rto_min_ns */
+	VNIC_WORK_RTO_INIT_MULT = 4,		/* RTO before the first RTT sample: 4 x min */
+	VNIC_WORK_RTO_BACKOFF_MAX = 64,		/* the RTO backs off up to 64 x min */
+	VNIC_WORK_PTO_SLACK_DIV = 32,		/* a loss probe waits 2 SRTT + min / 32 */
 };
 
 /* The TCP-like layer. Zero fields take the defaults. */
 struct vnic_tcpl_opts {
-	uint32_t window;	/* bytes unacknowledged per connection (default 1 MiB) */
+	uint32_t window;	/* bytes unacknowledged per connection (default 1 MiB,
+				 * at most 1 GiB) */
 	uint32_t tsq_bytes;	/* frame bytes per connection from the packet's build
 				 * (so packets held on a stopped queue count, as qdisc
 				 * bytes do in Linux) to its tx_done; default 256 KiB.
 				 * One packet may always be outstanding; a throttled
 				 * flow resumes when half the budget is free */
-	uint64_t rto_ns;	/* retransmission timeout (default 20 ms), doubled on
-				 * each repeat without progress, up to 64 times */
+	uint64_t rto_min_ns;	/* the retransmission timeout's floor (default 20 ms).
+				 * The RTO is SRTT + 4 RTTVAR (RFC 6298) but never
+				 * less; before the first RTT sample it is 4 x the
+				 * floor; it doubles on each expiry, up to 64 x the
+				 * floor. A tail loss probe fires after 2 SRTT +
+				 * floor / 32: a long floor (tests) means no timer
+				 * fires on a clean path */
 	bool ipv6;
 	bool no_tso;		/* never send superpackets, even if the netdev has TSO */
 	bool no_csum_offload;	/* complete checksums in software even with CSUM */
@@ -136,11 +150,21 @@ struct vnic_stream_opts {
 struct vnic_work_errors {
 	uint64_t payload;	/* received segments with a byte off the pattern (dropped) */
 	uint64_t bad_csum;	/* IPv4 header or L4 checksum wrong (dropped) */
-	uint64_t lost;		/* gaps the receiver saw in a sequence */
-	uint64_t ooo;		/* segments beyond a gap (dropped: go-back-N) */
+	uint64_t lost;		/* gaps the receiver saw open in a sequence (a segment
+				 * beyond everything received so far) */
+	uint64_t ooo;		/* segments received beyond a gap (kept for reassembly
+				 * unless counted in ooo_dropped) */
+	uint64_t ooo_dropped;	/* of those, not kept: reassembly ranges all in use,
+				 * or beyond the window */
 	uint64_t dup;		/* segments (or their start) received before (dropped) */
-	uint64_t retransmits;	/* segments sent again after a timeout */
-	uint64_t timeouts;	/* retransmission timer expiries */
+	uint64_t retransmits;	/* segments sent again, for any reason */
+	uint64_t fast_retransmits; /* of those, on SACK or duplicate-ACK evidence */
+	uint64_t sack_recovered; /* segments fast-retransmitted and then acknowledged
+				 * (cumulatively or by SACK) before any timeout */
+	uint64_t probes;	/* tail loss probes sent (each also a retransmit) */
+	uint64_t spurious;	/* segments the receiver reported receiving twice
+				 * (D-SACK, RFC 2883): retransmissions not needed */
+	uint64_t timeouts;	/* retransmission timer (RTO) expiries */
 	uint64_t bad_hdr;	/* not an IPv4/IPv6 TCP frame we could parse */
 	uint64_t no_conn;	/* no connection for its addresses and ports */
 	uint64_t rx_overflow;	/* rx dropped: the host's event queue was full (or the

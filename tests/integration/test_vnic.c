@@ -363,7 +363,7 @@ static void test_stream_through_loss_and_reordering(void **state)
 	(void)state;
 	x->o.st.bytes = bytes;
 	x->o.st.flows = 2;
-	x->o.st.tcp.rto_ns = 2000000;
+	x->o.st.tcp.rto_min_ns = 2000000;
 	x->o.topo.cable.loss = 0.01;
 	x->o.topo.cable.reorder = 0.01;
 	x->o.topo.cable.seed = 42;

@@ -70,7 +70,7 @@ static void enqueue(struct loopnet *l, struct vnic_pkt *pkt)
 	struct loopnet *p = l->peer;
 	uint32_t hdr = (uint32_t)pkt->l2_len + pkt->l3_len + pkt->l4_len;
 
-	if (roll(l, l->cfg.drop)) {
+	if ((l->cfg.script && l->cfg.script(l->cfg.script_ctx, pkt)) || roll(l, l->cfg.drop)) {
 		l->st.dropped++;
 		vnic_pkt_free(pkt);
 		return;

@@ -8,7 +8,8 @@
  * asked. A superpacket the peer cannot take is segmented here with
  * vnic_gso_segment; a PARTIAL checksum can be resolved here so that the
  * receiver verifies it in software. Loss, reordering and corruption are
- * seeded. Single-threaded: both cpus run in manual mode on the test thread.
+ * seeded, or a script decides which frames are lost. Single-threaded: both
+ * cpus run in manual mode on the test thread.
  */
 #ifndef VNIC_TEST_LOOPNET_H
 #define VNIC_TEST_LOOPNET_H
@@ -29,6 +30,10 @@ struct loopnet_cfg {
 	unsigned int ring;	/* inbound ring of the peer: 0 = 1024 */
 	double drop, reorder, corrupt;
 	uint64_t seed;
+	/* A scripted link: sees every frame (after segmentation) before the
+	 * random rolls, and drops it by returning true. */
+	bool (*script)(void *ctx, const struct vnic_pkt *frame);
+	void *script_ctx;
 };
 
 struct loopnet_stats {

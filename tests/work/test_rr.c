@@ -54,8 +54,8 @@ static void run_rr_prep(const struct loopnet_cfg *a, const struct loopnet_cfg *b
 
 	/* A clean path must not depend on how fast this machine is: there, a
 	 * timer long enough never to fire; loss tests set a short one. */
-	if (!oo.tcp.rto_ns)
-		oo.tcp.rto_ns = 10000000000ull;
+	if (!oo.tcp.rto_min_ns)
+		oo.tcp.rto_min_ns = 10000000000ull;
 
 	/* Superpacket-sized buffers are 64 KiB each: fewer of them. */
 	testbed_init(&tb, a, b, pool_buf ? 4096 : 512, pool_buf);
@@ -193,13 +193,76 @@ static void test_rr_loss_reorder(void **state)
 	struct vnic_work_results res;
 
 	(void)state;
-	o.tcp.rto_ns = 1000000;
+	o.tcp.rto_min_ns = 1000000;
 	run_rr(&c, &c, &o, 1000, 2048, &res, NULL);
 	assert_int_equal(res.err.payload, 0);
 	assert_int_equal(res.err.bad_csum, 0);
 	assert_true(res.err.retransmits > 0);
 	assert_true(res.err.timeouts > 0);
 	assert_true(res.err.lost > 0);
+}
+
+/* Loses the nth data frame a host sends (counting from 1), once. */
+struct lose_nth {
+	unsigned int n, seen;
+};
+
+static bool lose_nth_data(void *ctx, const struct vnic_pkt *f)
+{
+	struct lose_nth *l = ctx;
+	struct vnic_hdrs hd;
+
+	assert_int_equal(vnic_parse_frame(f->data, f->len, &hd), VNIC_PARSE_OK);
+	return hd.payload_len && ++l->seen == l->n;
+}
+
+/*
+ * The last segment of a response is lost: nothing after it can show the
+ * hole, so the server's tail loss probe resends it after 2 SRTT + RTO floor
+ * / 32 (125 ms), well before the RTO (4 s) would. Exactly one resend, no
+ * timeout; the slowest transaction is that one. (The timers are long so
+ * that a loaded machine pausing the test never fires one needlessly.)
+ */
+static void test_rr_tail_loss_probe(void **state)
+{
+	/* 3000-byte responses are 3 MSS frames: the 30th is the 10th's last. */
+	static struct lose_nth lose = { .n = 30 };
+	struct loopnet_cfg b = { .script = lose_nth_data, .script_ctx = &lose };
+	struct vnic_rr_opts o = { .sessions = 1, .req_size = 100, .resp_size = 3000 };
+	struct vnic_work_results res;
+	struct loopnet_stats st;
+	static struct vnic_hist h;
+	struct testbed tb;
+	struct rr_run r = { .target = 40 };
+
+	(void)state;
+	o.tcp.rto_min_ns = 4000000000ull;
+	testbed_init(&tb, NULL, &b, 4096, 2048);
+	assert_int_equal(vnic_rr_create(&r.rr, &tb.ln[0]->dev, &tb.pool[0], &tb.ln[1]->dev,
+					&tb.pool[1], &o),
+			 0);
+	vnic_rr_start(r.rr);
+	testbed_run(&tb, enough, &r, 120);
+	vnic_rr_stop(r.rr);
+	testbed_run(&tb, quiesced, &r, 120);
+	testbed_idle(&tb);
+	vnic_rr_results(r.rr, &res);
+	h = *res.latency;
+	st = tb.ln[1]->st;
+	vnic_rr_destroy(r.rr);
+	testbed_fini(&tb);
+
+	assert_int_equal(st.dropped, 1);
+	assert_true(lose.seen > 30);
+	assert_int_equal(res.bytes, res.transactions * 3100);
+	assert_int_equal(res.err.retransmits, 1);
+	assert_int_equal(res.err.probes, 1);
+	assert_int_equal(res.err.timeouts + res.err.fast_retransmits, 0);
+	assert_int_equal(res.err.payload + res.err.bad_csum, 0);
+	/* One transaction waited for the probe, none for an RTO. */
+	assert_true(h.max >= 125000000);
+	assert_true(h.max < 4000000000ull);
+	assert_true(vnic_hist_percentile(&h, 90) < 125000000);
 }
 
 static void test_rr_corruption(void **state)
@@ -211,7 +274,7 @@ static void test_rr_corruption(void **state)
 	struct vnic_work_results res;
 
 	(void)state;
-	o.tcp.rto_ns = 1000000;
+	o.tcp.rto_min_ns = 1000000;
 	run_rr(&c, &c, &o, 500, 2048, &res, NULL);
 	assert_true(res.err.bad_csum > 0);
 	assert_int_equal(res.err.payload, 0);
@@ -314,6 +377,11 @@ static void test_rr_bad_setup(void **state)
 	assert_int_equal(vnic_rr_create(&rr, &tb.ln[0]->dev, &tb.pool[0], &tb.ln[1]->dev,
 					&tb.pool[1], &o),
 			 -EINVAL);
+	o.sessions = 1;
+	o.tcp.window = VNIC_WORK_MAX_WINDOW + 1;
+	assert_int_equal(vnic_rr_create(&rr, &tb.ln[0]->dev, &tb.pool[0], &tb.ln[1]->dev,
+					&tb.pool[1], &o),
+			 -EINVAL);
 	assert_null(tb.ln[0]->dev.host);
 	testbed_fini(&tb);
 }
@@ -327,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_rr_large_messages_mss),
 		cmocka_unit_test(test_rr_large_messages_tso_gro),
 		cmocka_unit_test(test_rr_loss_reorder),
+		cmocka_unit_test(test_rr_tail_loss_probe),
 		cmocka_unit_test(test_rr_corruption),
 		cmocka_unit_test(test_rr_queue_busy),
 		cmocka_unit_test(test_rr_wrap),

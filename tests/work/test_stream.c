@@ -46,8 +46,8 @@ static void setup(struct testbed *tb, struct st_run *r, const struct loopnet_cfg
 
 	/* A clean path must not depend on how fast this machine is: there, a
 	 * timer long enough never to fire; loss tests set a short one. */
-	if (!oo.tcp.rto_ns)
-		oo.tcp.rto_ns = 10000000000ull;
+	if (!oo.tcp.rto_min_ns)
+		oo.tcp.rto_min_ns = 10000000000ull;
 	memset(r, 0, sizeof(*r));
 	r->flows = o->flows ? o->flows : 1;
 	r->target = o->bytes;
@@ -160,7 +160,7 @@ static void test_stream_loss_reorder(void **state)
 	struct vnic_work_results res;
 
 	(void)state;
-	o.tcp.rto_ns = 1000000;
+	o.tcp.rto_min_ns = 1000000;
 	o.tcp.window = 64 << 10;
 	run_stream(&c, &c, &o, false, &res);
 	assert_int_equal(res.err.payload, 0);
@@ -168,6 +168,96 @@ static void test_stream_loss_reorder(void **state)
 	assert_true(res.err.retransmits > 0);
 	assert_true(res.err.lost > 0);
 	assert_true(res.err.ooo > 0);
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* What a scripted link saw of one flow's data frames (MSS frames). */
+struct seen {
+	uint32_t iss;		/* the sender's: sequence numbers to offsets */
+	int64_t drop;		/* the frame at this MSS slot is lost, once */
+	uint32_t sends[4096];	/* times each MSS slot went on the wire */
+};
+
+static bool lose_one(void *ctx, const struct vnic_pkt *f)
+{
+	struct seen *s = ctx;
+	struct vnic_hdrs hd;
+	uint64_t off;
+
+	assert_int_equal(vnic_parse_frame(f->data, f->len, &hd), VNIC_PARSE_OK);
+	if (!hd.payload_len)
+		return false;
+	off = (uint32_t)(rd32(f->data + hd.l4_off + 4) - s->iss);
+	assert_int_equal(off % 1460, 0);
+	assert_true(off / 1460 < 4096);
+	if (s->sends[off / 1460]++ || (int64_t)(off / 1460) != s->drop)
+		return false;
+	return true;
+}
+
+/*
+ * One data segment lost in the middle of a flow: the SACKs of the segments
+ * after it show the hole, and exactly that segment is sent again, once,
+ * with no timer; every other segment goes on the wire once.
+ */
+static void test_stream_one_loss_one_resend(void **state)
+{
+	static struct seen seen = { .drop = 100 };
+	struct loopnet_cfg a = { .script = lose_one, .script_ctx = &seen };
+	struct vnic_stream_opts o = { .flows = 1, .bytes = 2 << 20 };
+	struct vnic_work_results res;
+	struct testbed tb;
+	struct st_run r;
+	unsigned int i, slots = (2u << 20) / 1460 + 1;
+
+	(void)state;
+	setup(&tb, &r, &a, NULL, &o, false);
+	seen.iss = vnic_stream_pair(r.st)->a.conns[0].iss;
+	vnic_stream_start(r.st);
+	testbed_run(&tb, all_delivered, &r, 120);
+	finish(&tb, &r, &res);
+	for (i = 0; i < slots; i++)
+		if (seen.sends[i] != (i == 100 ? 2u : 1u))
+			fail_msg("slot %u sent %u times", i, seen.sends[i]);
+	assert_int_equal(res.err.retransmits, 1);
+	assert_int_equal(res.err.fast_retransmits, 1);
+	assert_int_equal(res.err.sack_recovered, 1);
+	assert_int_equal(res.err.timeouts + res.err.probes + res.err.spurious, 0);
+	assert_int_equal(res.err.lost, 1);
+	assert_int_equal(res.err.dup + res.err.ooo_dropped, 0);
+	assert_true(res.err.ooo >= 3);
+}
+
+/*
+ * Reordering alone (neighbours swapped, both ways, 2% of frames; one flow,
+ * so that a swap is always within it): every swap shows a gap, filled by
+ * the late segment, and nothing is resent.
+ */
+static void test_stream_reordering_no_resend(void **state)
+{
+	struct loopnet_cfg c = { .reorder = 0.02, .seed = 3 };
+	struct vnic_stream_opts o = { .flows = 1, .bytes = 8 << 20 };
+	struct vnic_work_results res;
+	uint64_t swapped;
+	struct testbed tb;
+	struct st_run r;
+
+	(void)state;
+	setup(&tb, &r, &c, &c, &o, false);
+	vnic_stream_start(r.st);
+	testbed_run(&tb, all_delivered, &r, 120);
+	swapped = tb.ln[0]->st.reordered;
+	finish(&tb, &r, &res);
+	assert_true(swapped > 50);
+	/* A gap per swap, but for a frame swapped twice in a row. */
+	assert_true(res.err.lost <= swapped && res.err.lost > swapped * 9 / 10);
+	assert_true(res.err.ooo >= swapped);
+	assert_int_equal(res.err.retransmits, 0);
+	assert_int_equal(res.err.timeouts + res.err.spurious + res.err.dup, 0);
 }
 
 static void test_stream_until_stopped(void **state)
@@ -411,6 +501,8 @@ int main(void)
 		cmocka_unit_test(test_stream_four_flows_tso),
 		cmocka_unit_test(test_stream_four_flows_segmented_gro),
 		cmocka_unit_test(test_stream_loss_reorder),
+		cmocka_unit_test(test_stream_one_loss_one_resend),
+		cmocka_unit_test(test_stream_reordering_no_resend),
 		cmocka_unit_test(test_stream_until_stopped),
 		cmocka_unit_test(test_stream_tsq),
 		cmocka_unit_test(test_stream_wrap),

@@ -263,7 +263,7 @@ static void test_rr_threaded(void **state)
 
 	(void)state;
 	bed_init(&b, VNIC_NETIF_F_CSUM, 2048);
-	o.tcp.rto_ns = 5000000000ull;	/* never fires: the cable loses nothing */
+	o.tcp.rto_min_ns = 5000000000ull;	/* never fires: the cable loses nothing */
 	assert_int_equal(vnic_rr_create(&w.rr, &b.net[0].dev, &b.pool[0], &b.net[1].dev,
 					&b.pool[1], &o),
 			 0);
@@ -316,7 +316,7 @@ static void test_stream_threaded(void **state)
 	 * driver, the offloads appear only after create, once the cpus run
 	 * (the driver's open), and start must take them from there. */
 	bed_init(&b, 0, VNIC_PKT_MAX_LEN + 128);
-	o.tcp.rto_ns = 5000000000ull;
+	o.tcp.rto_min_ns = 5000000000ull;
 	assert_int_equal(vnic_stream_create(&w.st, &b.net[0].dev, &b.pool[0], &b.net[1].dev,
 					    &b.pool[1], &o),
 			 0);
