@@ -106,6 +106,8 @@ static void stats_add(struct vnic_hv_stats *dst, const struct vnic_hv_stats *src
 	dst->send_subcrq += vnic_ctr_read(&src->send_subcrq);
 	dst->send_subcrq_indirect += vnic_ctr_read(&src->send_subcrq_indirect);
 	dst->indirect_entries += vnic_ctr_read(&src->indirect_entries);
+	if (vnic_ctr_read(&src->indirect_max) > dst->indirect_max)
+		dst->indirect_max = vnic_ctr_read(&src->indirect_max);
 	dst->rc_parameter += vnic_ctr_read(&src->rc_parameter);
 	dst->rc_busy += vnic_ctr_read(&src->rc_busy);
 	dst->rc_closed += vnic_ctr_read(&src->rc_closed);
@@ -142,6 +144,8 @@ void vnic_hv_stats(const struct vnic_hv *chv, struct vnic_hv_stats *out)
 		s.send_subcrq += vnic_ctr_read(&slot->sends);
 		s.send_subcrq_indirect += vnic_ctr_read(&slot->sends_indirect);
 		s.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
+		if (vnic_ctr_read(&slot->indirect_max) > s.indirect_max)
+			s.indirect_max = vnic_ctr_read(&slot->indirect_max);
 		s.rc_busy += vnic_ctr_read(&q->full);
 	}
 	pthread_mutex_unlock(&hv->lock);

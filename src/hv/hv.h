@@ -72,6 +72,7 @@ struct vnic_hv_stats {
 	uint64_t send_subcrq;		/* direct hcalls */
 	uint64_t send_subcrq_indirect;	/* indirect hcalls */
 	uint64_t indirect_entries;	/* entries moved by indirect hcalls */
+	uint64_t indirect_max;		/* the most entries one indirect hcall moved */
 	uint64_t rc_parameter;		/* hcalls refused with PARAMETER */
 	uint64_t rc_busy;
 	uint64_t rc_closed;

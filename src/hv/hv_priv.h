@@ -128,6 +128,7 @@ struct subcrq_slot {
 	uint64_t sends;
 	uint64_t sends_indirect;
 	uint64_t indirect_entries;
+	uint64_t indirect_max;
 	struct vnic_fault_rng rng;	/* the producer's fault draws */
 } vnic_cacheline_aligned;
 

@@ -165,6 +165,7 @@ int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t ent
 	__atomic_store_n(&slot->sends, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->sends_indirect, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->indirect_entries, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->indirect_max, 0, __ATOMIC_RELAXED);
 	vnic_fault_rng_init(&slot->rng, hv->fault.seed, fault_stream_ring(hv, q->handle));
 	atomic_store_explicit(&slot->q, q, memory_order_seq_cst);
 	pthread_mutex_unlock(&hv->lock);
@@ -198,6 +199,8 @@ int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q)
 	hv->retired.send_subcrq += vnic_ctr_read(&slot->sends);
 	hv->retired.send_subcrq_indirect += vnic_ctr_read(&slot->sends_indirect);
 	hv->retired.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
+	if (vnic_ctr_read(&slot->indirect_max) > hv->retired.indirect_max)
+		hv->retired.indirect_max = vnic_ctr_read(&slot->indirect_max);
 	hv->retired.rc_busy += vnic_ctr_read(&q->full);
 	pthread_mutex_unlock(&hv->lock);
 	free(q->ring);
@@ -334,6 +337,8 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 	q->prod = (q->prod + count) & mask;
 	vnic_ctr_add(&slot->sends_indirect, 1);
 	vnic_ctr_add(&slot->indirect_entries, count);
+	if (count > slot->indirect_max)
+		vnic_ctr_set(&slot->indirect_max, count);
 	raise_irq(hv, q);
 	slot_put(slot);
 	return VNIC_H_SUCCESS;

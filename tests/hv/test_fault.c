@@ -318,6 +318,7 @@ static void test_ind_param_above(void **state)
 	assert_int_equal(hv_stat(hv)->fault_ind_param, 2);
 	assert_int_equal(hv_stat(hv)->rc_parameter, 2);
 	assert_int_equal(hv_stat(hv)->indirect_entries, 16);
+	assert_int_equal(hv_stat(hv)->indirect_max, 16);
 	vnic_hv_destroy(hv);
 	free(arr);
 }
