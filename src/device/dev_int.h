@@ -234,7 +234,8 @@ struct vnic_dev {
 	struct dev_rx_stats rx_st;
 
 	struct dev_ctl_stats ctl_st;
-	struct dev_fault fault;
+	/* its own line: other threads write fault.on (and the whole struct stays a multiple of it) */
+	struct dev_fault fault vnic_cacheline_aligned;
 };
 
 /* --- trace points (dev.c) ------------------------------------------------ */
