@@ -338,7 +338,8 @@ struct drv_stats {
 /*
  * Resets (reset.c): a queue of requests, one reset at a time, run by the
  * control poller (ibmvnic's rwi list and its reset work). Everything here
- * is the control poller's but the change-param hand-off.
+ * is the control poller's but the change-param hand-off; nq and active are
+ * read by the counters, so stored with vnic_ctr_store.
  */
 struct drv_reset {
 	uint8_t queue[RST_MAX]; /* reasons, oldest first, each at most once */

@@ -222,7 +222,7 @@ static void admin_down(struct vnic_drv *drv)
 		vnic_drv_datapath_stop(drv);
 	}
 	vnic_drv_set_state(drv, DRV_CLOSED);
-	rs->active = false;
+	vnic_ctr_store(&rs->active, false);
 	account(drv, vnic_now_ns());
 }
 
@@ -231,7 +231,7 @@ static void begin(struct vnic_drv *drv, enum drv_reset_reason r)
 	struct drv_reset *rs = &drv->rst;
 	bool waiting = drv->state == DRV_RESET_WAIT;
 
-	rs->active = true;
+	vnic_ctr_store(&rs->active, true);
 	rs->cur = r;
 	rs->kind = kind_of(r);
 	rs->start_ns = vnic_now_ns();
@@ -290,7 +290,7 @@ void vnic_drv_reset_request(struct vnic_drv *drv, enum drv_reset_reason r)
 			}
 			/* Negotiating with a partner that is gone: start again, now. */
 			vnic_ctr_inc(&drv->st.reset_aborted);
-			rs->active = false;
+			vnic_ctr_store(&rs->active, false);
 			i = queue_find(rs, r);
 			if (i >= 0)
 				queue_remove(rs, (unsigned int)i);
@@ -346,7 +346,7 @@ void vnic_drv_reset_unmapped(struct vnic_drv *drv)
 
 void vnic_drv_reset_done(struct vnic_drv *drv)
 {
-	drv->rst.active = false;
+	vnic_ctr_store(&drv->rst.active, false);
 	account(drv, vnic_now_ns());
 	vnic_drv_finish(drv, 0);
 }
@@ -362,7 +362,7 @@ void vnic_drv_reset_fail(struct vnic_drv *drv, int err)
 		params_set(&drv->cfg, &rs->fallback);
 		rs->cp_applied = false;
 	}
-	rs->active = false;
+	vnic_ctr_store(&rs->active, false);
 	vnic_drv_datapath_stop(drv);
 	vnic_drv_set_state(drv, DRV_RESET_WAIT);
 	rs->retry_at = vnic_now_ns() + VNIC_DRV_RESET_RETRY_NS;
@@ -381,7 +381,7 @@ void vnic_drv_reset_abort(struct vnic_drv *drv)
 	}
 	if (rs->active)
 		vnic_ctr_inc(&drv->st.reset_aborted);
-	rs->active = false;
+	vnic_ctr_store(&rs->active, false);
 	vnic_ctr_store(&rs->nq, 0);
 	rs->retry_at = 0;
 	rs->failover_until = 0;
