@@ -582,14 +582,18 @@ uint64_t vnic_drv_reset_poll(struct vnic_drv *drv, uint64_t now)
 			vnic_drv_reset_request(drv, RST_HARD);
 		}
 	}
+	/* a reset queued goes first: no probe of a partner whose event is here already */
+	start_next(drv);
 	if (drv->state == DRV_OPEN && !rs->active && drv->admin_up) {
 		watchdog(drv, now);
 		probe(drv, now);
-		t = earliest(rs->wd_at, rs->probe_at);
-	} else {
-		rs->wd_at = 0;
+		/* the watchdog may have asked for a reset just now */
+		start_next(drv);
 	}
-	start_next(drv);
+	if (drv->state == DRV_OPEN && !rs->active)
+		t = earliest(rs->wd_at, rs->probe_at);
+	else
+		rs->wd_at = 0;
 	if (drv->state == DRV_RESET_WAIT)
 		t = earliest(t, earliest(rs->retry_at, rs->failover_until));
 	return t;
