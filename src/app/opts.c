@@ -389,7 +389,8 @@ int vnic_topo_opt_set(const char *name, const char *value, struct vnic_topo_conf
 	const struct topo_opt *d = name ? by_name(name) : NULL;
 
 	if (!d) {
-		fprintf(stderr, "vnic: '%s' is not a vNIC, policy, device, cost, cable or fault option\n",
+		fprintf(stderr,
+			"vnic: '%s' is not a vNIC, policy, device, cost, cable or fault option\n",
 			name ? name : "");
 		return -ENOENT;
 	}

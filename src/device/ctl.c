@@ -692,8 +692,7 @@ static uint8_t cmd_login(struct vnic_dev *dev, struct vnic_crq *rsp)
 		    memcmp(rxcomp, dev->login_rxcomp, nrx * sizeof(*rxcomp)))
 			return VNIC_RC_INVALIDSTATE;
 		vnic_ctr_inc(&dev->ctl_st.dup_logins);
-		return login_rsp_write(dev, rsp_ioba, need) ? VNIC_RC_INVALIDIOBA
-							     : VNIC_RC_SUCCESS;
+		return login_rsp_write(dev, rsp_ioba, need) ? VNIC_RC_INVALIDIOBA : VNIC_RC_SUCCESS;
 	}
 
 	vnic_ctr_set32(&dev->rx_buf_size, rx_buf_size_of(dev));

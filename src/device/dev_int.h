@@ -153,8 +153,8 @@ struct dev_ctl_stats {
 	uint64_t xport_events;
 	uint64_t ignored; /* malformed or unexpected messages, no answer */
 	uint64_t rsp_busy;
-	uint64_t rsp_lost; /* refused CLOSED/PARAMETER */
-	uint64_t resets;   /* queues and maps torn down */
+	uint64_t rsp_lost;   /* refused CLOSED/PARAMETER */
+	uint64_t resets;     /* queues and maps torn down */
 	uint64_t dup_maps;   /* REQUEST_MAP of a map already in place, answered again */
 	uint64_t dup_logins; /* LOGIN repeated while logged in, answered again */
 };
@@ -182,12 +182,12 @@ struct dev_fault_stats {
 struct dev_fault {
 	struct vnic_poller poller;
 	bool registered;
-	_Atomic bool on;	 /* vnic_dev_faults_enable, any thread */
-	bool running;		 /* the poller has seen on and set its deadlines */
+	_Atomic bool on; /* vnic_dev_faults_enable, any thread */
+	bool running;	 /* the poller has seen on and set its deadlines */
 	struct vnic_fault_rng rng;
 	uint64_t next_reset, next_failover, next_err, next_flap;
-	uint64_t back_at;	 /* gone (transport closed) until then */
-	uint64_t link_back_at;	 /* physical link down until then */
+	uint64_t back_at;      /* gone (transport closed) until then */
+	uint64_t link_back_at; /* physical link down until then */
 	uint32_t error_id;
 	struct dev_fault_stats st;
 };
@@ -202,8 +202,8 @@ struct vnic_dev {
 	struct vnic_napi ctl_napi;
 	enum dev_state state;
 	bool link_up;
-	bool phys_up; /* the backing link: down only while a link-flap fault lasts */
-	bool halted;  /* a fatal error was indicated: no traffic until INIT */
+	bool phys_up;	   /* the backing link: down only while a link-flap fault lasts */
+	bool halted;	   /* a fatal error was indicated: no traffic until INIT */
 	bool down_pending; /* LOGICAL_LINK_STATE(down) waits for tx completions */
 	bool ctl_blocked;  /* responses waiting for room: timer */
 	struct vnic_crq down_rsp;
@@ -234,7 +234,7 @@ struct vnic_dev {
 	struct dev_rx_stats rx_st;
 
 	struct dev_ctl_stats ctl_st;
-	/* its own line: other threads write fault.on (and the whole struct stays a multiple of it) */
+	/* a line of its own: other threads write fault.on (and sizeof stays a multiple of it) */
 	struct dev_fault fault vnic_cacheline_aligned;
 };
 

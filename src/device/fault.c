@@ -147,7 +147,8 @@ int vnic_dev_fault_poll(struct vnic_poller *p, int budget)
 			link_set(dev, false);
 		}
 	}
-	t = earliest(earliest(f->next_reset, f->next_failover), earliest(f->next_err, f->next_flap));
+	t = earliest(earliest(f->next_reset, f->next_failover),
+		     earliest(f->next_err, f->next_flap));
 	t = earliest(t, earliest(f->back_at, f->link_back_at));
 	vnic_poller_set_timer(p, t);
 	return 0;

@@ -400,9 +400,9 @@ static void send_init(struct vnic_drv *drv)
 	m.first = VNIC_CRQ_INIT_CMD;
 	m.init.type = VNIC_CRQ_INIT;
 	send_msg(drv, &m);
-	drv->timer_ns = vnic_now_ns() + (drv->init_tries < VNIC_DRV_INIT_RETRIES
-						 ? VNIC_DRV_INIT_RETRY_NS
-						 : VNIC_DRV_INIT_SLOW_NS);
+	drv->timer_ns =
+		vnic_now_ns() + (drv->init_tries < VNIC_DRV_INIT_RETRIES ? VNIC_DRV_INIT_RETRY_NS
+									 : VNIC_DRV_INIT_SLOW_NS);
 }
 
 void vnic_drv_start_init(struct vnic_drv *drv)

@@ -76,10 +76,10 @@ enum vnic_drv_limits {
 	VNIC_DRV_CAP_ROUNDS = 3,	   /* REQUEST_CAPABILITY rounds after PARTIALSUCCESS */
 	/* a command unanswered this long is sent again (a lost CRQ message) ... */
 	VNIC_DRV_CMD_TIMEOUT_NS = 50000000,
-	VNIC_DRV_CMD_RETRIES = 10, /* ... this many times, then the bring-up fails */
+	VNIC_DRV_CMD_RETRIES = 10,	     /* ... this many times, then the bring-up fails */
 	VNIC_DRV_RESET_RETRY_NS = 100000000, /* a failed reset: hard, this much later */
 	VNIC_DRV_FAILOVER_WAIT_NS = 1000000000ull, /* FAILOVER event: its INIT by then */
-	VNIC_DRV_PROBE_NS = 50000000, /* a partner in doubt (or no carrier): asked this often */
+	VNIC_DRV_PROBE_NS = 50000000,	/* a partner in doubt, or no carrier: asked this often */
 	VNIC_DRV_RX_RETRY_NS = 1000000, /* a replenish that fell short: again this much later */
 };
 

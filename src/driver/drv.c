@@ -561,11 +561,26 @@ static const struct ctr_desc rx_ctrs[] = {
 #f, offsetof(struct drv_stats, f)                                                  \
 	}
 static const struct ctr_desc drv_ctrs[] = {
-	DRC(opens),	      DRC(closes),	    DRC(resets),	  DRC(reset_done),
-	DRC(reset_failures),  DRC(reset_aborted),   DRC(reset_coalesced), DRC(reset_last_ns),
-	DRC(reset_max_ns),    DRC(reset_total_ns),  DRC(probes),	  DRC(probe_resumes),
-	DRC(init_retries),    DRC(cmd_retries),	    DRC(xport_events),	  DRC(error_indications),
-	DRC(crq_ignored),     DRC(crq_send_errors), DRC(ind_fallbacks),	  DRC(drop_bad_queue),
+	DRC(opens),
+	DRC(closes),
+	DRC(resets),
+	DRC(reset_done),
+	DRC(reset_failures),
+	DRC(reset_aborted),
+	DRC(reset_coalesced),
+	DRC(reset_last_ns),
+	DRC(reset_max_ns),
+	DRC(reset_total_ns),
+	DRC(probes),
+	DRC(probe_resumes),
+	DRC(init_retries),
+	DRC(cmd_retries),
+	DRC(xport_events),
+	DRC(error_indications),
+	DRC(crq_ignored),
+	DRC(crq_send_errors),
+	DRC(ind_fallbacks),
+	DRC(drop_bad_queue),
 	DRC(bad_tx_comp_ring),
 };
 

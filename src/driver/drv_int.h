@@ -119,8 +119,8 @@ struct drv_txq_stats {
 	uint64_t flush_rc_closed;
 	uint64_t flush_rc_dropped;
 	uint64_t flush_rc_other;
-	uint64_t comp_stale;	/* completions found after a reset took the slots back */
-	uint64_t timeouts;	/* the tx watchdog fired on this queue */
+	uint64_t comp_stale; /* completions found after a reset took the slots back */
+	uint64_t timeouts;   /* the tx watchdog fired on this queue */
 	uint64_t xmit_reclaims;
 	uint64_t timer_reclaims;
 	uint64_t orphaned;
@@ -177,7 +177,7 @@ struct drv_rxq_stats {
 	uint64_t drop_rc;
 	uint64_t drop_bad_len;
 	uint64_t drop_no_pkt;
-	uint64_t reset_drained; /* completions a reset found in the ring: buffers taken back */
+	uint64_t reset_drained;	    /* completions of buffers a reset took back */
 	uint64_t replenish_retries; /* a failed replenish tried again from the timer */
 };
 
@@ -348,15 +348,15 @@ struct drv_reset {
 	enum drv_reset_reason cur;
 	enum drv_reset_kind kind;
 	uint64_t start_ns;
-	uint64_t retry_at;	 /* RESET_WAIT after a failure: a hard reset then */
-	uint64_t failover_until; /* RESET_WAIT for a failover: INIT now at the latest */
-	bool cp_applied;	 /* the change-param's values are in cfg */
+	uint64_t retry_at;	   /* RESET_WAIT after a failure: a hard reset then */
+	uint64_t failover_until;   /* RESET_WAIT for a failover: INIT now at the latest */
+	bool cp_applied;	   /* the change-param's values are in cfg */
 	struct vnic_drv_params cp; /* the change-param queued */
 	struct vnic_drv_params fallback;
-	bool ind_safe;		 /* fell back to 16 indirect entries: for good */
-	bool suspect;		 /* a send said the partner may be gone: probe it */
+	bool ind_safe; /* fell back to 16 indirect entries: for good */
+	bool suspect;  /* a send said the partner may be gone: probe it */
 	uint64_t probe_at;
-	uint64_t wd_at;		 /* next tx watchdog tick */
+	uint64_t wd_at; /* next tx watchdog tick */
 	/* vnic_drv_change_param, from any thread */
 	pthread_mutex_t lock;
 	struct vnic_drv_params posted;
@@ -390,11 +390,11 @@ struct vnic_drv {
 	bool admin_up;	   /* open asked for, not closed since */
 	uint64_t timer_ns; /* the state's deadline (resend, INIT retry); 0 none */
 	unsigned int init_tries;
-	unsigned int tries;	/* resends in this state */
-	uint32_t qc_done;	/* QUERY_CAPABILITY answers in (bit per enum drv_qcap) */
-	uint32_t rc_done;	/* REQUEST_CAPABILITY answers in, this round */
-	uint64_t map_done[4];	/* REQUEST_MAP (or UNMAP) answers in, bit per map id */
-	unsigned int nmaps;	/* LTBs mapped with the device in this login */
+	unsigned int tries;   /* resends in this state */
+	uint32_t qc_done;     /* QUERY_CAPABILITY answers in (bit per enum drv_qcap) */
+	uint32_t rc_done;     /* REQUEST_CAPABILITY answers in, this round */
+	uint64_t map_done[4]; /* REQUEST_MAP (or UNMAP) answers in, bit per map id */
+	unsigned int nmaps;   /* LTBs mapped with the device in this login */
 	unsigned int cap_round;
 	bool cap_partial;
 	uint64_t qcap[QC_MAX];

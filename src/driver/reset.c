@@ -37,10 +37,14 @@
 #include "driver/drv_int.h"
 
 static const char *const reason_names[RST_MAX] = {
-	[RST_XPORT] = "xport",		   [RST_PASSIVE_INIT] = "passive_init",
-	[RST_FAILOVER] = "failover",	   [RST_MOBILITY] = "mobility",
-	[RST_HARD] = "hard",		   [RST_FATAL] = "fatal",
-	[RST_TIMEOUT] = "timeout",	   [RST_NON_FATAL] = "non_fatal",
+	[RST_XPORT] = "xport",
+	[RST_PASSIVE_INIT] = "passive_init",
+	[RST_FAILOVER] = "failover",
+	[RST_MOBILITY] = "mobility",
+	[RST_HARD] = "hard",
+	[RST_FATAL] = "fatal",
+	[RST_TIMEOUT] = "timeout",
+	[RST_NON_FATAL] = "non_fatal",
 	[RST_CHANGE_PARAM] = "change_param",
 };
 

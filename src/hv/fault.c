@@ -80,7 +80,10 @@ struct item {
 	uint64_t min, max; /* K_U32, K_U64 */
 };
 
-#define ITEM(n, k, f, lo, hi) {n, k, offsetof(struct vnic_fault_cfg, f), lo, hi}
+#define ITEM(n, k, f, lo, hi)                                                                      \
+	{                                                                                          \
+		n, k, offsetof(struct vnic_fault_cfg, f), lo, hi                                   \
+	}
 
 /* In the order vnic_fault_format prints them. */
 static const struct item items[] = {
@@ -160,7 +163,8 @@ static int parse_uint(const struct item *it, const char *v, uint64_t *out)
 	if (end == v || *end || errno)
 		return fail("%s: '%s' is not a number", it->name, v);
 	if (n < it->min || n > it->max)
-		return fail("%s: %s is not in %" PRIu64 "..%" PRIu64, it->name, v, it->min, it->max);
+		return fail("%s: %s is not in %" PRIu64 "..%" PRIu64, it->name, v, it->min,
+			    it->max);
 	*out = n;
 	return 0;
 }
@@ -284,8 +288,9 @@ static bool item_set(const struct vnic_fault_cfg *c, const struct item *it)
 	case K_U32:
 		return *(const uint32_t *)(base + it->off) != 0;
 	case K_U64:
-		return it->off == offsetof(struct vnic_fault_cfg, seed) ? c->seed != 1
-									  : *(const uint64_t *)(base + it->off);
+		return it->off == offsetof(struct vnic_fault_cfg, seed)
+			       ? c->seed != 1
+			       : *(const uint64_t *)(base + it->off);
 	}
 	return false;
 }

@@ -81,8 +81,8 @@ static long hcall_fault(struct vnic_hv *hv, struct subcrq_slot *slot, enum vnic_
 	const struct vnic_fault_cfg *f = &hv->fault;
 	double u;
 
-	if (from != VNIC_HV_CLIENT || !(f->hcall_busy > 0 || f->hcall_dropped > 0 ||
-					f->hcall_closed > 0))
+	if (from != VNIC_HV_CLIENT ||
+	    !(f->hcall_busy > 0 || f->hcall_dropped > 0 || f->hcall_closed > 0))
 		return VNIC_H_SUCCESS;
 	u = (double)(vnic_fault_rng_next(&slot->rng) >> 11) * 0x1p-53;
 	if (u < f->hcall_busy) {

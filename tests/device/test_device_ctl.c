@@ -440,7 +440,7 @@ static void test_request_map(void **state)
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, H_TX_LTB_SIZE + 1), VNIC_RC_INVALIDIOBA);
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba + H_TX_LTB_SIZE, 4096), VNIC_RC_INVALIDIOBA);
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, H_TX_LTB_SIZE), VNIC_RC_SUCCESS);
-	/* the same map again (a retry, a duplicate) is done already; another one under its id is not */
+	/* the same map again (a retry, a duplicate) is done already; another under its id is not */
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, H_TX_LTB_SIZE), VNIC_RC_SUCCESS);
 	assert_int_equal(h_ctr(e, "ctl_dup_maps"), 1);
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, 4096), VNIC_RC_PARAMETER);

@@ -76,8 +76,7 @@ static void self_reset(const char *spec, uint8_t reason, const char *ctr)
 	assert_int_equal(h_ctr(&e, ctr), 1);
 	assert_int_equal(h_ctr(&e, "state"), 0);
 	h_tx_desc(&e, &d, 1, 0, 60, 0, 0);
-	assert_int_equal(vnic_hv_send_subcrq(e.hv, VNIC_HV_CLIENT, e.txsubm[0], &d),
-			 VNIC_H_CLOSED);
+	assert_int_equal(vnic_hv_send_subcrq(e.hv, VNIC_HV_CLIENT, e.txsubm[0], &d), VNIC_H_CLOSED);
 	/* down-for later: back, and says so */
 	wait_msg(&e, &m[0]);
 	assert_int_equal(m[0].first, VNIC_CRQ_INIT_CMD);

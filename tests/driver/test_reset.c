@@ -60,7 +60,8 @@ static void run_until_ctr(struct env *e, unsigned int side, const char *name, ui
 	while (env_drv_ctr(e, side, name) < v) {
 		if ((int64_t)(vnic_now_ns() - end) > 0)
 			fail_msg("%s stayed at %llu, below %llu", name,
-				 (unsigned long long)env_drv_ctr(e, side, name), (unsigned long long)v);
+				 (unsigned long long)env_drv_ctr(e, side, name),
+				 (unsigned long long)v);
 		env_run_for(e, 1000000);
 	}
 }
@@ -155,7 +156,8 @@ static void test_tx_watchdog(void **state)
 	nd = vnic_drv_netdev(e.s[0].drv);
 	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_UDP);
 	while (!nd->ops->tx_stopped(nd, 0)) {
-		assert_int_equal(env_xmit(&e, 0, 0, env_frame(&e, &f, sent, 50), false), VNIC_TX_OK);
+		assert_int_equal(env_xmit(&e, 0, 0, env_frame(&e, &f, sent, 50), false),
+				 VNIC_TX_OK);
 		sent++;
 		env_run_for(&e, 100000);
 		assert_true(sent < 1000);
@@ -175,9 +177,8 @@ static void test_tx_watchdog(void **state)
 	all_done(&e, 0, sent);
 	assert_int_equal(env_drv_ctr(&e, 0, "tx0_used"), 0);
 	assert_true(e.s[0].host.tx_done_dropped > 0);
-	assert_int_equal(env_drv_ctr(&e, 0, "tx0_completions") +
-				 env_drv_ctr(&e, 0, "tx0_drop_reset"),
-			 sent);
+	assert_int_equal(
+		env_drv_ctr(&e, 0, "tx0_completions") + env_drv_ctr(&e, 0, "tx0_drop_reset"), sent);
 	close_all(&e);
 	env_destroy(&e);
 }
@@ -636,7 +637,8 @@ static void test_reset_during_reset(void **state)
 	env_destroy(&e);
 }
 
-/* --- hcall returns ------------------------------------------------------------------------------ */
+/* --- hcall returns ------------------------------------------------------------------------------
+ */
 
 static void set_faults(struct env *e, unsigned int side, const char *spec)
 {

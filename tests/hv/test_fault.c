@@ -28,15 +28,18 @@ static const struct good_case {
 	/* 2 */ {"none", "none"},
 	/* 3 */ {"reset-every=1000ms", "reset-every=1s"},
 	/* 4 */ {"reset-every=1s,down-for=2ms", "reset-every=1s,down-for=2ms"},
-	/* 5 */ {"hcall-busy=0.01,hcall-dropped=0.001,hcall-closed=0",
-		 "hcall-busy=0.01,hcall-dropped=0.001"},
+	/* 5 */
+	{"hcall-busy=0.01,hcall-dropped=0.001,hcall-closed=0",
+	 "hcall-busy=0.01,hcall-dropped=0.001"},
 	/* 6 */ {"ind-param-above=16", "ind-param-above=16"},
 	/* 7 */ {"crq-loss=0.01,crq-dup=0.01,seed=7", "seed=7,crq-loss=0.01,crq-dup=0.01"},
 	/* 8 */ {"err-ind-every=5s,err-ind-fatal=1", "err-ind-every=5s,err-ind-fatal=1"},
-	/* 9 */ {"link-flap-every=2s,link-down-for=250us", "link-flap-every=2s,link-down-for=250us"},
+	/* 9 */
+	{"link-flap-every=2s,link-down-for=250us", "link-flap-every=2s,link-down-for=250us"},
 	/* 10 */ {"failover-every=1.5s", "failover-every=1500ms"},
 	/* 11 */ {"reset-every=300ms,reset-every=400ms", "reset-every=400ms"},
-	/* 12 */ {"seed=0x10,reset-every=10ns,down-for=1ns", "seed=16,reset-every=10ns,down-for=1ns"},
+	/* 12 */
+	{"seed=0x10,reset-every=10ns,down-for=1ns", "seed=16,reset-every=10ns,down-for=1ns"},
 	/* 13 */ {"hcall-busy=1", "hcall-busy=1"},
 	/* 14 */ {"ind-param-above=127", "ind-param-above=127"},
 };
@@ -80,7 +83,8 @@ static void test_parse_good(void **state)
 			fail_msg("case %zu '%s': %s", i + 1, g->spec, vnic_fault_strerror());
 		assert_int_equal(vnic_fault_format(&c, buf, sizeof(buf)), 0);
 		if (strcmp(buf, g->canon))
-			fail_msg("case %zu '%s' prints '%s', not '%s'", i + 1, g->spec, buf, g->canon);
+			fail_msg("case %zu '%s' prints '%s', not '%s'", i + 1, g->spec, buf,
+				 g->canon);
 		/* what it prints parses back to the same configuration */
 		assert_int_equal(vnic_fault_parse(buf, &back), 0);
 		assert_memory_equal(&c, &back, sizeof(c));
@@ -356,7 +360,7 @@ static void test_crq_loss_dup(void **state)
 			/* a lost message looks delivered to its sender */
 			assert_int_equal(vnic_hv_send_crq(hv, (enum vnic_hv_side)side, &m),
 					 VNIC_H_SUCCESS);
-			while (vnic_hv_crq_recv(hv, (enum vnic_hv_side)!side, &r)) {
+			while (vnic_hv_crq_recv(hv, (enum vnic_hv_side) !side, &r)) {
 				unsigned int n = (unsigned int)vnic_be64_get(&r.cap.number);
 
 				assert_true(n < N && n >= last);

@@ -3,8 +3,8 @@
  * The built-in workloads through faults on demand (docs/FAULTS.md), on real
  * threads, as `vnic bench --fault SPEC` runs them:
  *
- *   cpu a: host A -> driver A -> hv A -> device A ==cable== device B -> hv B -> driver B -> host B :cpu b
- *                             faults on both hvs and both devices
+ *   cpu a: host A -> driver A -> hv A -> device A ==cable== device B -> hv B -> driver B -> host B
+ * :cpu b faults on both hvs and both devices
  *
  * What must hold whatever the faults: no payload error, every byte sent
  * delivered in order (the run quiesces: everything acknowledged), every pool
@@ -217,7 +217,8 @@ static void test_ind_fallback(void **state)
 		assert_true(ctr(x, "%s.send_subcrq_indirect", h) > 20);
 		/* the refused batch was a tx flush or an rx replenish, each counted */
 		assert_true(qsum(x, d, "tx", "flush_rc_parameter") +
-				    qsum(x, d, "rx", "replenish_errors") > 0);
+				    qsum(x, d, "rx", "replenish_errors") >
+			    0);
 	}
 	/* the data went, at 16 a send */
 	assert_true(qsum(x, "drv_a", "tx", "indirect_flushes") > 20);
@@ -231,11 +232,12 @@ static void test_ind_fallback(void **state)
  */
 static void test_rr_through_everything(void **state)
 {
-	struct run *x = run_new(VNIC_WL_RR,
-				"seed=11,reset-every=400ms,failover-every=700ms,err-ind-every=300ms,"
-				"err-ind-fatal=0.5,link-flap-every=500ms,link-down-for=5ms,"
-				"hcall-busy=0.001,hcall-dropped=0.001,crq-loss=0.01,crq-dup=0.01",
-				2);
+	struct run *x =
+		run_new(VNIC_WL_RR,
+			"seed=11,reset-every=400ms,failover-every=700ms,err-ind-every=300ms,"
+			"err-ind-fatal=0.5,link-flap-every=500ms,link-down-for=5ms,"
+			"hcall-busy=0.001,hcall-dropped=0.001,crq-loss=0.01,crq-dup=0.01",
+			2);
 
 	(void)state;
 	x->o.rr.sessions = 8;
