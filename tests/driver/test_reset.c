@@ -2,13 +2,14 @@
 /*
  * The driver's resets against the real device, hv and cable, in manual mode
  * (the test thread steps every cpu): one test per reason (tx watchdog,
- * fatal and non-fatal error indications, partner closed and back,
- * failover, change-param of the MTU and of the queue counts), a reset
- * requested during a reset, the hcall returns a driver must survive
- * (H_DROPPED, H_BUSY, H_CLOSED), the fallback to 16 indirect entries, and
- * CRQ loss and duplication. Each checks what a reset promises: every packet
- * in flight completed to the host once (dropped), pools full once closed,
- * the link back with the values negotiated, and the counters that say why.
+ * fatal and non-fatal error indications, partner closed and back, a
+ * partner's INIT, failover and mobility, change-param of the MTU and of the
+ * queue counts), a reset requested during a reset, the hcall returns a
+ * driver must survive (H_DROPPED, H_BUSY, H_CLOSED), the fallback to 16
+ * indirect entries, and CRQ loss and duplication. Each checks what a reset
+ * promises: every packet in flight completed to the host once (dropped),
+ * pools full once closed, the link back with the values negotiated, and the
+ * counters that say why.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -384,6 +385,14 @@ static void test_failover(void **state)
 	assert_true(env_drv_ctr(&e, 0, "reset_last_ns") >= VNIC_DRV_FAILOVER_WAIT_NS);
 	lone(&e, env_frame(&e, &f, 1, 50));
 	assert_int_equal(e.s[1].host.rx_pkts, 2);
+	/* partition migrated (nothing of ours sends it): ibmvnic's mobility reset, from INIT */
+	xport(&e, 0, VNIC_XPORT_MIGRATED);
+	assert_true(env_run(&e));
+	assert_int_equal(env_drv_ctr(&e, 0, "resets_mobility"), 1);
+	assert_int_equal(env_drv_ctr(&e, 0, "reset_done"), 3);
+	assert_int_equal(env_dev_ctr(&e, 0, "ctl_inits"), 4);
+	lone(&e, env_frame(&e, &f, 2, 50));
+	assert_int_equal(e.s[1].host.rx_pkts, 3);
 	close_all(&e);
 	env_destroy(&e);
 }
