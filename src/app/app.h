@@ -51,6 +51,12 @@ struct vnic_topo_config {
 	 */
 	struct vnic_wire *(*wrap_wire)(void *ctx, unsigned int side, struct vnic_wire *end);
 	void *wrap_ctx;
+	/*
+	 * --fault (docs/FAULTS.md): both sides' hypervisors and devices, each
+	 * side drawing from its own stream of fault.seed. On from the moment
+	 * both drivers are open (vnic_topo_start) to the stop (vnic_topo_stop).
+	 */
+	struct vnic_fault_cfg fault;
 };
 
 struct vnic_topo {
@@ -67,9 +73,13 @@ struct vnic_topo {
 void vnic_topo_config_default(struct vnic_topo_config *cfg);
 /* Builds everything, threads not started. 0 or -errno; on error nothing is left. */
 int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg);
-/* Starts both cpu threads and opens both drivers. 0 or -errno. */
+/* Starts both cpu threads, opens both drivers, then turns the faults on. 0 or -errno. */
 int vnic_topo_start(struct vnic_topo *t);
-/* Closes both drivers and stops the threads. 0, or the first close error. */
+/*
+ * Turns the faults off, closes both drivers (a reset in progress is
+ * abandoned: everything comes back) and stops the threads. 0, or the first
+ * close error.
+ */
 int vnic_topo_stop(struct vnic_topo *t);
 /* Frees everything; the threads must be stopped. */
 void vnic_topo_destroy(struct vnic_topo *t);
@@ -99,6 +109,7 @@ enum vnic_topo_opt_group {
 	VNIC_OPTG_DEVICE,
 	VNIC_OPTG_COST,		/* the hypervisor's cost model */
 	VNIC_OPTG_CABLE,
+	VNIC_OPTG_FAULT,	/* faults on demand */
 	VNIC_OPTG_COUNT,
 };
 

@@ -137,6 +137,28 @@ static void show_flag(const struct topo_opt *d, const struct vnic_topo_config *c
 	snprintf(buf, len, "%s", set ? "on" : "off");
 }
 
+/* --- faults ----------------------------------------------------------------- */
+
+/* A spec of src/hv's grammar (docs/FAULTS.md) into the whole configuration. */
+static int parse_fault(const struct topo_opt *d, const char *arg, struct vnic_topo_config *c)
+{
+	struct vnic_fault_cfg f;
+
+	if (vnic_fault_parse(arg, &f)) {
+		fprintf(stderr, "vnic: --%s: %s\n", d->name, vnic_fault_strerror());
+		return -EINVAL;
+	}
+	*(struct vnic_fault_cfg *)FIELD(c, d, off) = f;
+	return 0;
+}
+
+static void show_fault(const struct topo_opt *d, const struct vnic_topo_config *c, char *buf,
+		       size_t len)
+{
+	if (vnic_fault_format(CFIELD(c, d, off), buf, len))
+		snprintf(buf, len, "?");
+}
+
 /* --- choices ---------------------------------------------------------------- */
 
 static bool choice_valid(const struct topo_opt *d, unsigned int v)
@@ -293,6 +315,10 @@ static const struct topo_opt table[] = {
 	    cable.corrupt, 0, 0.5),
 	U64("seed", "N", "random seed of loss, reorder and corrupt", VNIC_OPTG_CABLE, cable.seed,
 	    0, UINT64_MAX, 1),
+	/* faults on demand */
+	{ .name = "fault", .meta = "SPEC",
+	  .help = "faults on demand, NAME=VALUE,... (docs/FAULTS.md)",
+	  .group = VNIC_OPTG_FAULT, .parse = parse_fault, .show = show_fault, .off = OFF(fault) },
 };
 
 enum { NOPTS = sizeof(table) / sizeof(table[0]) };
@@ -304,6 +330,7 @@ static const char *const group_title[VNIC_OPTG_COUNT] = {
 	[VNIC_OPTG_DEVICE] = "device",
 	[VNIC_OPTG_COST] = "cost model, ns (all 0 by default)",
 	[VNIC_OPTG_CABLE] = "cable",
+	[VNIC_OPTG_FAULT] = "faults",
 };
 
 static const struct topo_opt *by_name(const char *name)
@@ -362,7 +389,8 @@ int vnic_topo_opt_set(const char *name, const char *value, struct vnic_topo_conf
 	const struct topo_opt *d = name ? by_name(name) : NULL;
 
 	if (!d) {
-		fprintf(stderr, "vnic: '%s' is not a vNIC, policy, device, cost or cable option\n",
+		fprintf(stderr,
+			"vnic: '%s' is not a vNIC, policy, device, cost, cable or fault option\n",
 			name ? name : "");
 		return -ENOENT;
 	}

@@ -28,6 +28,7 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg)
 	cfg->threads = VNIC_TOPO_SIDES;
 	cfg->host_pkts = 1024;
 	cfg->host_buf_size = VNIC_PKT_MAX_LEN + 256;
+	vnic_fault_cfg_default(&cfg->fault);
 }
 
 /* Side s's cpu: its own, or side a's when one thread runs both sides. */
@@ -40,6 +41,7 @@ static int create_side(struct vnic_topo *t, unsigned int s)
 {
 	struct vnic_drv_config dcfg = t->cfg.drv;
 	struct vnic_wire *wire = vnic_cable_end(t->cable, s);
+	struct vnic_dev_config vcfg = t->cfg.dev;
 	int err;
 
 	err = vnic_hv_create(&t->hv[s], t->cfg.hv_max_ind_descs, &t->cfg.cost);
@@ -50,7 +52,13 @@ static int create_side(struct vnic_topo *t, unsigned int s)
 		if (!wire)
 			return -ENOMEM;
 	}
-	err = vnic_dev_create(&t->dev[s], t->hv[s], wire, side_cpu(t, s), &t->cfg.dev);
+	/* one seed, a stream per side: the two sides do not fail in step */
+	err = vnic_hv_set_faults(t->hv[s], &t->cfg.fault, s);
+	if (err)
+		return err;
+	vcfg.fault = t->cfg.fault;
+	vcfg.fault.seed = t->cfg.fault.seed * 2 + s;
+	err = vnic_dev_create(&t->dev[s], t->hv[s], wire, side_cpu(t, s), &vcfg);
 	if (err)
 		return err;
 	dcfg.cpu = side_cpu(t, s);
@@ -92,6 +100,17 @@ err_destroy:
 	return err;
 }
 
+/* Both sides' hypervisor and device faults, on or off (any thread). */
+static void faults_enable(struct vnic_topo *t, bool on)
+{
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		if (t->hv[s])
+			vnic_hv_faults_enable(t->hv[s], on);
+		if (t->dev[s])
+			vnic_dev_faults_enable(t->dev[s], on);
+	}
+}
+
 int vnic_topo_start(struct vnic_topo *t)
 {
 	unsigned int s;
@@ -112,6 +131,8 @@ int vnic_topo_start(struct vnic_topo *t)
 			goto err_stop;
 		}
 	}
+	/* faults from here: a bring-up that fails on purpose measures nothing */
+	faults_enable(t, true);
 	return 0;
 
 err_stop:
@@ -126,9 +147,10 @@ int vnic_topo_stop(struct vnic_topo *t)
 
 	if (!t->started)
 		return 0;
+	faults_enable(t, false);
+	/* open or not: a driver in the middle of a reset gives everything back too */
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
-		int err = t->drv[s] && vnic_drv_is_open(t->drv[s]) ?
-				  vnic_drv_close(t->drv[s], NULL, 0, 0) : 0;
+		int err = t->drv[s] ? vnic_drv_close(t->drv[s], NULL, 0, 0) : 0;
 
 		if (err && !first)
 			first = err;
@@ -220,7 +242,15 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 		HV(rc_parameter);
 		HV(rc_busy);
 		HV(rc_closed);
+		HV(rc_dropped);
 		HV(dma_bad_translation);
+		HV(indirect_max);
+		HV(fault_busy);
+		HV(fault_dropped);
+		HV(fault_closed);
+		HV(fault_ind_param);
+		HV(fault_crq_lost);
+		HV(fault_crq_dup);
 #undef HV
 		snprintf(prefix, sizeof(prefix), "hv_%s.", side_name[s]);
 		at = add_prefixed(out, max, at, prefix, tmp, n);

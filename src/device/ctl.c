@@ -424,8 +424,15 @@ static uint8_t cmd_request_map(struct vnic_dev *dev, struct vnic_crq *rsp)
 
 	if (!negotiated(dev))
 		return VNIC_RC_INVALIDSTATE;
-	if (!id || dev->ltb[id].len)
+	if (!id)
 		return VNIC_RC_PARAMETER;
+	if (dev->ltb[id].len) {
+		/* The same map again (a retry, a duplicate): done already. */
+		if (dev->ltb[id].ioba != ioba || dev->ltb[id].len != len)
+			return VNIC_RC_PARAMETER;
+		vnic_ctr_inc(&dev->ctl_st.dup_maps);
+		return VNIC_RC_SUCCESS;
+	}
 	if (!len || len > VNIC_ONE_LTB_SIZE)
 		return VNIC_RC_INVALIDLENGTH;
 	/* The whole range must be the driver's memory now; each use translates again. */
@@ -482,6 +489,19 @@ static uint32_t ring_size(const struct vnic_dev *dev, uint32_t entries)
 	return pow2_at_least(n);
 }
 
+/* Tx descriptors still in a ring the device is about to free: counted, never sent. */
+static uint64_t unread_descs(const struct vnic_subcrq *q)
+{
+	const union vnic_subcrq_entry *e;
+	uint64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < q->size && (e = dev_ring_ahead(q, i)); i++)
+		if (e->generic.type == VNIC_TX_DESC)
+			n++;
+	return n;
+}
+
 static void queues_free(struct vnic_dev *dev)
 {
 	unsigned int i;
@@ -494,6 +514,7 @@ static void queues_free(struct vnic_dev *dev)
 			continue;
 		vnic_hv_subcrq_irq_disable(q);
 		dev_ring_set(&txq->subm, NULL);
+		vnic_ctr_add(&txq->st.reset_unread, unread_descs(q));
 		vnic_hv_free_subcrq(dev->hv, q);
 		vnic_dev_tx_forget(txq);
 	}
@@ -598,49 +619,16 @@ static bool handles_read(const uint8_t *buf, uint32_t off, uint32_t n, uint32_t 
 	return true;
 }
 
-static uint8_t cmd_login(struct vnic_dev *dev, struct vnic_crq *rsp)
+/*
+ * The login response for the queues in force, DMA-written at rsp_ioba
+ * (translated when the login was read, but the driver may have unmapped it
+ * since). 0 or -EFAULT.
+ */
+static int login_rsp_write(struct vnic_dev *dev, uint64_t rsp_ioba, uint32_t need)
 {
-	uint8_t buf[VNIC_LOGIN_BUF_MAX], out[VNIC_LOGIN_RSP_BUF_MAX];
-	uint32_t txcomp[VNIC_MAX_QUEUES], rxcomp[VNIC_MAX_QUEUES];
-	const struct vnic_login_buf *lb = (const void *)buf;
+	uint8_t out[VNIC_LOGIN_RSP_BUF_MAX];
 	struct vnic_login_rsp_buf *rb = (void *)out;
-	uint32_t len = vnic_be16_get(&rsp->login.len), blen, ntx, nrx, need, rsp_len, i;
-	uint64_t ioba = vnic_be64_get(&rsp->login.ioba), rsp_ioba;
-
-	if (dev->state != DEV_NEGOTIATING)
-		return VNIC_RC_INVALIDSTATE;
-	if (len < sizeof(*lb) || len > sizeof(buf))
-		return VNIC_RC_INVALIDLENGTH;
-	if (ioba >= VNIC_IOBA_LIMIT || vnic_hv_dma_read(dev->hv, ioba, buf, len))
-		return VNIC_RC_INVALIDIOBA;
-
-	blen = vnic_be32_get(&lb->len);
-	if (blen < sizeof(*lb) || blen > len)
-		return VNIC_RC_INVALIDLENGTH;
-	if (vnic_be32_get(&lb->version) != VNIC_LOGIN_VERSION)
-		return VNIC_RC_PARAMETER;
-	ntx = vnic_be32_get(&lb->num_txcomp_subcrqs);
-	nrx = vnic_be32_get(&lb->num_rxcomp_subcrqs);
-	if (ntx != dev->req_tx_queues || nrx != dev->req_rx_queues)
-		return VNIC_RC_PARAMETER;
-	if (!array_ok(vnic_be32_get(&lb->off_txcomp_subcrqs), ntx, blen) ||
-	    !array_ok(vnic_be32_get(&lb->off_rxcomp_subcrqs), nrx, blen))
-		return VNIC_RC_PARAMETER;
-	if (!handles_read(buf, vnic_be32_get(&lb->off_txcomp_subcrqs), ntx, txcomp, NULL, 0) ||
-	    !handles_read(buf, vnic_be32_get(&lb->off_rxcomp_subcrqs), nrx, rxcomp, txcomp, ntx))
-		return VNIC_RC_PARAMETER;
-
-	need = sizeof(*rb) + 4 * (ntx + nrx);
-	rsp_ioba = vnic_be64_get(&lb->login_rsp_ioba);
-	rsp_len = vnic_be32_get(&lb->login_rsp_len);
-	if (rsp_len < need)
-		return VNIC_RC_INVALIDLENGTH;
-	if (rsp_ioba >= VNIC_IOBA_LIMIT || !vnic_hv_dma_translate(dev->hv, rsp_ioba, need))
-		return VNIC_RC_INVALIDIOBA;
-
-	vnic_ctr_set32(&dev->rx_buf_size, rx_buf_size_of(dev));
-	if (queues_alloc(dev, txcomp, rxcomp))
-		return VNIC_RC_NOMEMORY;
+	uint32_t ntx = dev->ntxq, nrx = dev->nrxq, i;
 
 	memset(out, 0, sizeof(out));
 	vnic_be32_put(&rb->len, need);
@@ -656,8 +644,63 @@ static uint8_t cmd_login(struct vnic_dev *dev, struct vnic_crq *rsp)
 	for (i = 0; i < nrx; i++)
 		vnic_be32_put((struct vnic_be32 *)(out + sizeof(*rb) + 4 * (ntx + i)),
 			      dev->rxq[i].add->handle);
-	/* Translated above, but the driver may have unmapped it since. */
-	if (vnic_hv_dma_write(dev->hv, rsp_ioba, out, need)) {
+	return vnic_hv_dma_write(dev->hv, rsp_ioba, out, need);
+}
+
+static uint8_t cmd_login(struct vnic_dev *dev, struct vnic_crq *rsp)
+{
+	uint8_t buf[VNIC_LOGIN_BUF_MAX];
+	uint32_t txcomp[VNIC_MAX_QUEUES], rxcomp[VNIC_MAX_QUEUES];
+	const struct vnic_login_buf *lb = (const void *)buf;
+	uint32_t len = vnic_be16_get(&rsp->login.len), blen, ntx, nrx, need, rsp_len, i;
+	uint64_t ioba = vnic_be64_get(&rsp->login.ioba), rsp_ioba;
+	bool again = dev->state == DEV_LOGGED_IN;
+
+	/* Logged in already: only the same login again, link down (a retry, a duplicate). */
+	if (dev->state != DEV_NEGOTIATING && !(again && !dev->link_up))
+		return VNIC_RC_INVALIDSTATE;
+	if (len < sizeof(*lb) || len > sizeof(buf))
+		return VNIC_RC_INVALIDLENGTH;
+	if (ioba >= VNIC_IOBA_LIMIT || vnic_hv_dma_read(dev->hv, ioba, buf, len))
+		return VNIC_RC_INVALIDIOBA;
+
+	blen = vnic_be32_get(&lb->len);
+	if (blen < sizeof(*lb) || blen > len)
+		return VNIC_RC_INVALIDLENGTH;
+	if (vnic_be32_get(&lb->version) != VNIC_LOGIN_VERSION)
+		return VNIC_RC_PARAMETER;
+	ntx = vnic_be32_get(&lb->num_txcomp_subcrqs);
+	nrx = vnic_be32_get(&lb->num_rxcomp_subcrqs);
+	if (ntx != dev->req_tx_queues || nrx != dev->req_rx_queues)
+		return again ? VNIC_RC_INVALIDSTATE : VNIC_RC_PARAMETER;
+	if (!array_ok(vnic_be32_get(&lb->off_txcomp_subcrqs), ntx, blen) ||
+	    !array_ok(vnic_be32_get(&lb->off_rxcomp_subcrqs), nrx, blen))
+		return VNIC_RC_PARAMETER;
+	if (!handles_read(buf, vnic_be32_get(&lb->off_txcomp_subcrqs), ntx, txcomp, NULL, 0) ||
+	    !handles_read(buf, vnic_be32_get(&lb->off_rxcomp_subcrqs), nrx, rxcomp, txcomp, ntx))
+		return VNIC_RC_PARAMETER;
+
+	need = sizeof(struct vnic_login_rsp_buf) + 4 * (ntx + nrx);
+	rsp_ioba = vnic_be64_get(&lb->login_rsp_ioba);
+	rsp_len = vnic_be32_get(&lb->login_rsp_len);
+	if (rsp_len < need)
+		return VNIC_RC_INVALIDLENGTH;
+	if (rsp_ioba >= VNIC_IOBA_LIMIT || !vnic_hv_dma_translate(dev->hv, rsp_ioba, need))
+		return VNIC_RC_INVALIDIOBA;
+	if (again) {
+		if (memcmp(txcomp, dev->login_txcomp, ntx * sizeof(*txcomp)) ||
+		    memcmp(rxcomp, dev->login_rxcomp, nrx * sizeof(*rxcomp)))
+			return VNIC_RC_INVALIDSTATE;
+		vnic_ctr_inc(&dev->ctl_st.dup_logins);
+		return login_rsp_write(dev, rsp_ioba, need) ? VNIC_RC_INVALIDIOBA : VNIC_RC_SUCCESS;
+	}
+
+	vnic_ctr_set32(&dev->rx_buf_size, rx_buf_size_of(dev));
+	if (queues_alloc(dev, txcomp, rxcomp))
+		return VNIC_RC_NOMEMORY;
+	memcpy(dev->login_txcomp, txcomp, ntx * sizeof(*txcomp));
+	memcpy(dev->login_rxcomp, rxcomp, nrx * sizeof(*rxcomp));
+	if (login_rsp_write(dev, rsp_ioba, need)) {
 		queues_free(dev);
 		return VNIC_RC_INVALIDIOBA;
 	}
@@ -677,8 +720,8 @@ static void link_indicate(struct vnic_dev *dev)
 	memset(&m, 0, sizeof(m));
 	m.first = VNIC_CRQ_CMD_RSP;
 	m.cmd = VNIC_CMD_LINK_STATE_INDICATION;
-	/* The wire has no carrier of its own: physical is always up. */
-	m.link_ind.phys_link_state = VNIC_LINK_UP;
+	/* The wire has no carrier of its own: physical is down only in a link-flap fault. */
+	m.link_ind.phys_link_state = dev->phys_up ? VNIC_LINK_UP : VNIC_LINK_DOWN;
 	m.link_ind.logical_link_state = dev->link_up ? VNIC_LINK_UP : VNIC_LINK_DOWN;
 	ctl_queue(dev, &m);
 }
@@ -720,7 +763,8 @@ static uint8_t cmd_link_state(struct vnic_dev *dev, struct vnic_crq *rsp)
 		dev->down_pending = true;
 		return 0xff;
 	case VNIC_LINK_QUERY:
-		rsp->link_state.state = dev->link_up ? VNIC_LINK_UP : VNIC_LINK_DOWN;
+		/* ours: 0xFF stays, the state goes @3 (and an indication follows) */
+		rsp->link_state.query_state = dev->link_up ? VNIC_LINK_UP : VNIC_LINK_DOWN;
 		return VNIC_RC_SUCCESS;
 	default:
 		return VNIC_RC_PARAMETER;
@@ -746,6 +790,7 @@ void vnic_dev_reset(struct vnic_dev *dev)
 	queues_free(dev);
 	vnic_ctr_store(&dev->state, DEV_CLOSED);
 	vnic_ctr_store(&dev->link_up, false);
+	vnic_ctr_store(&dev->halted, false);
 	dev->down_pending = false;
 	memset(dev->ltb, 0, sizeof(dev->ltb));
 	offloads_set(&dev->ol, &(const struct dev_offloads){0});
@@ -756,6 +801,49 @@ void vnic_dev_reset(struct vnic_dev *dev)
 static void outbox_clear(struct vnic_dev *dev)
 {
 	dev->ob_head = dev->ob_tail = 0;
+}
+
+void vnic_dev_ctl_send(struct vnic_dev *dev, const struct vnic_crq *msg)
+{
+	ctl_queue(dev, msg);
+	vnic_napi_schedule(&dev->ctl_napi);
+}
+
+void vnic_dev_link_indicate(struct vnic_dev *dev)
+{
+	link_indicate(dev);
+	vnic_napi_schedule(&dev->ctl_napi);
+}
+
+/*
+ * The event goes first, while the transport is open; then nothing the driver
+ * sends can land (CLOSED) while the rings it names are freed. What we had
+ * queued for the driver is for a partner that no longer exists.
+ */
+void vnic_dev_vanish(struct vnic_dev *dev, uint8_t reason)
+{
+	struct vnic_crq m;
+
+	memset(&m, 0, sizeof(m));
+	m.first = VNIC_CRQ_XPORT_EVENT;
+	m.xport.reason = reason;
+	if (vnic_hv_send_crq(dev->hv, VNIC_HV_SERVER, &m) != VNIC_H_SUCCESS)
+		vnic_ctr_inc(&dev->ctl_st.rsp_lost);
+	vnic_hv_crq_set_open(dev->hv, false);
+	vnic_dev_reset(dev);
+	outbox_clear(dev);
+}
+
+/* Back: the transport opens and an INIT says so (the driver starts over with its own). */
+void vnic_dev_return(struct vnic_dev *dev)
+{
+	struct vnic_crq m;
+
+	vnic_hv_crq_set_open(dev->hv, true);
+	memset(&m, 0, sizeof(m));
+	m.first = VNIC_CRQ_INIT_CMD;
+	m.init.type = VNIC_CRQ_INIT;
+	vnic_dev_ctl_send(dev, &m);
 }
 
 /* --- dispatch -------------------------------------------------------------------- */
@@ -849,8 +937,9 @@ static void handle(struct vnic_dev *dev, const struct vnic_crq *msg)
 		break;
 	}
 	respond(dev, &rsp, rc);
+	/* After a link up, and after a query: a driver that missed one learns the state. */
 	if (msg->cmd == VNIC_CMD_LOGICAL_LINK_STATE && rc == VNIC_RC_SUCCESS &&
-	    msg->link_state.state == VNIC_LINK_UP)
+	    (msg->link_state.state == VNIC_LINK_UP || msg->link_state.state == VNIC_LINK_QUERY))
 		link_indicate(dev);
 }
 

@@ -36,6 +36,7 @@ void vnic_dev_config_default(struct vnic_dev_config *cfg)
 	cfg->hdr_mask = VNIC_DEV_HDRS_CAUTIOUS;
 	cfg->drop_missing_hdrs = false;
 	cfg->rx_buf_size = 0;
+	vnic_fault_cfg_default(&cfg->fault);
 }
 
 const char *vnic_dev_hdr_mask_name(enum vnic_dev_hdr_mask m)
@@ -83,6 +84,8 @@ static int config_check(struct vnic_dev_config *cfg, const struct vnic_hv *hv,
 		return -EINVAL;
 	if (cfg->rx_buf_size > VNIC_RX_ADD_MAX_LEN)
 		return -EINVAL;
+	if (cfg->fault.err_ind_fatal < 0 || cfg->fault.err_ind_fatal > 1)
+		return -EINVAL;
 	return 0;
 }
 
@@ -118,6 +121,12 @@ static int add_napis(struct vnic_dev *dev)
 		txq->dev = dev;
 		txq->idx = i;
 	}
+	if (vnic_fault_dev_any(&dev->cfg.fault)) {
+		err = vnic_cpu_add(dev->cpu, &dev->fault.poller, "dev-fault", vnic_dev_fault_poll);
+		if (err)
+			return err;
+		dev->fault.registered = true;
+	}
 	return 0;
 }
 
@@ -133,8 +142,9 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	*out = NULL;
 	if (cpu->thread)
 		return -EBUSY;
-	/* ctl + rx + one per tx queue: fail before touching the cpu */
-	if (cpu->npollers + 2 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) >
+	/* ctl + rx + one per tx queue (+ faults): fail before touching the cpu */
+	if (cpu->npollers + 2 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) +
+		    (cfg && vnic_fault_dev_any(&cfg->fault)) >
 	    VNIC_CPU_MAX_POLLERS)
 		return -ENOSPC;
 
@@ -153,6 +163,9 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	dev->wire = wire;
 	dev->cpu = cpu;
 	dev->desc_req = desc_req_of(&dev->cfg);
+	dev->phys_up = true;
+	atomic_init(&dev->fault.on, false);
+	vnic_fault_rng_init(&dev->fault.rng, dev->cfg.fault.seed, 0xdec0de);
 
 	sz = dev->cfg.max_tx_queues * sizeof(*dev->txq);
 	dev->txq = aligned_alloc(VNIC_CACHELINE, sz);
@@ -235,6 +248,7 @@ static const char *const tx_drop_names[TX_DROP_MAX] = {
 	[TX_DROP_MISSING_HDRS] = "missing_hdrs",
 	[TX_DROP_GSO_FAILED] = "gso_failed",
 	[TX_DROP_LINK_DOWN] = "link_down",
+	[TX_DROP_NO_CARRIER] = "no_carrier",
 };
 /* clang-format on */
 
@@ -295,6 +309,8 @@ static void txq_counters(struct ctr_sink *s, const struct dev_txq *txq)
 	put(s, vnic_ctr_read(&st->comp_lost), "tx%u_comp_lost", q);
 	put(s, vnic_ctr_read(&st->wire_full), "tx%u_wire_full", q);
 	put(s, vnic_ctr_read(&st->hdrs_waits), "tx%u_hdrs_waits", q);
+	put(s, vnic_ctr_read(&st->reset_unread), "tx%u_reset_unread", q);
+	put(s, vnic_ctr_read(&st->comp_reset), "tx%u_comp_reset", q);
 	for (i = 0; i < TX_DROP_MAX; i++)
 		put(s, vnic_ctr_read(&st->drops[i]), "tx%u_drop_%s", q, tx_drop_names[i]);
 }
@@ -377,11 +393,21 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 	put(&s, vnic_ctr_read(&c->rsp_busy), "ctl_rsp_busy");
 	put(&s, vnic_ctr_read(&c->rsp_lost), "ctl_rsp_lost");
 	put(&s, vnic_ctr_read(&c->resets), "ctl_resets");
+	put(&s, vnic_ctr_read(&c->dup_maps), "ctl_dup_maps");
+	put(&s, vnic_ctr_read(&c->dup_logins), "ctl_dup_logins");
+	put(&s, vnic_ctr_read(&dev->fault.st.resets), "fault_resets");
+	put(&s, vnic_ctr_read(&dev->fault.st.failovers), "fault_failovers");
+	put(&s, vnic_ctr_read(&dev->fault.st.err_inds), "fault_err_inds");
+	put(&s, vnic_ctr_read(&dev->fault.st.err_inds_fatal), "fault_err_inds_fatal");
+	put(&s, vnic_ctr_read(&dev->fault.st.link_flaps), "fault_link_flaps");
+	put(&s, vnic_ctr_load(&dev->halted), "halted");
+	put(&s, vnic_ctr_load(&dev->phys_up), "phys_link_up");
 
 	for (i = 0; i < vnic_ctr_load(&dev->txq_hw); i++)
 		txq_counters(&s, &dev->txq[i]);
 	put(&s, vnic_ctr_read(&dev->rx_st.drop_runt), "rx_drop_runt");
 	put(&s, vnic_ctr_read(&dev->rx_st.drop_link_down), "rx_drop_link_down");
+	put(&s, vnic_ctr_read(&dev->rx_st.drop_halted), "rx_drop_halted");
 	put(&s, vnic_ctr_read(&dev->rx_st.parse_errors), "rx_parse_errors");
 	for (i = 0; i < vnic_ctr_load(&dev->rxq_hw); i++)
 		rxq_counters(&s, &dev->rxq[i], i);

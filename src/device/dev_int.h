@@ -40,6 +40,7 @@ enum tx_drop {
 	TX_DROP_MISSING_HDRS,	  /* headers the mask asked for missing (drop_missing_hdrs) */
 	TX_DROP_GSO_FAILED,	  /* segmentation refused the superpacket */
 	TX_DROP_LINK_DOWN,	  /* logical link down: aborted */
+	TX_DROP_NO_CARRIER,	  /* physical link down (link-flap fault): aborted */
 	TX_DROP_MAX,
 };
 
@@ -59,6 +60,8 @@ struct dev_txq_stats {
 	uint64_t comp_lost;	   /* correlators in entries refused CLOSED/PARAMETER */
 	uint64_t wire_full;	   /* polls stopped because the wire had no slots */
 	uint64_t hdrs_waits;	   /* header descriptors not visible yet: looked again */
+	uint64_t reset_unread;	   /* tx descriptors a reset found in the ring */
+	uint64_t comp_reset;	   /* correlators a reset dropped before sending them */
 	uint64_t drops[TX_DROP_MAX];
 };
 
@@ -66,7 +69,8 @@ enum {
 	TX_OUTBOX = 32,		      /* completion entries; a poll makes at most 13 */
 	TX_SLOTS = VNIC_GSO_MAX_SEGS, /* the most segments one superpacket may need */
 	DEV_RETRY_NS = 20000,	      /* backpressure: look again after 20 us */
-	CTL_OUTBOX = 8,
+	/* two per command (read only with the outbox empty) and what faults add */
+	CTL_OUTBOX = 16,
 	RX_BATCH = 32,
 };
 
@@ -149,14 +153,43 @@ struct dev_ctl_stats {
 	uint64_t xport_events;
 	uint64_t ignored; /* malformed or unexpected messages, no answer */
 	uint64_t rsp_busy;
-	uint64_t rsp_lost; /* refused CLOSED/PARAMETER */
-	uint64_t resets;   /* queues and maps torn down */
+	uint64_t rsp_lost;   /* refused CLOSED/PARAMETER */
+	uint64_t resets;     /* queues and maps torn down */
+	uint64_t dup_maps;   /* REQUEST_MAP of a map already in place, answered again */
+	uint64_t dup_logins; /* LOGIN repeated while logged in, answered again */
 };
 
 struct dev_rx_stats {
 	uint64_t drop_runt;
 	uint64_t drop_link_down;
+	uint64_t drop_halted;  /* after a fatal error, until the next INIT */
 	uint64_t parse_errors; /* delivered with the checksum flags clear */
+};
+
+struct dev_fault_stats {
+	uint64_t resets;
+	uint64_t failovers;
+	uint64_t err_inds;
+	uint64_t err_inds_fatal;
+	uint64_t link_flaps;
+};
+
+/*
+ * The scheduled faults (fault.c): a poller of its own on the device's cpu,
+ * so every fault happens between two polls of the engines, as a real
+ * device's internal events would. Deadlines are 0 when off.
+ */
+struct dev_fault {
+	struct vnic_poller poller;
+	bool registered;
+	_Atomic bool on; /* vnic_dev_faults_enable, any thread */
+	bool running;	 /* the poller has seen on and set its deadlines */
+	struct vnic_fault_rng rng;
+	uint64_t next_reset, next_failover, next_err, next_flap;
+	uint64_t back_at;      /* gone (transport closed) until then */
+	uint64_t link_back_at; /* physical link down until then */
+	uint32_t error_id;
+	struct dev_fault_stats st;
 };
 
 struct vnic_dev {
@@ -169,12 +202,16 @@ struct vnic_dev {
 	struct vnic_napi ctl_napi;
 	enum dev_state state;
 	bool link_up;
+	bool phys_up;	   /* the backing link: down only while a link-flap fault lasts */
+	bool halted;	   /* a fatal error was indicated: no traffic until INIT */
 	bool down_pending; /* LOGICAL_LINK_STATE(down) waits for tx completions */
 	bool ctl_blocked;  /* responses waiting for room: timer */
 	struct vnic_crq down_rsp;
 	struct vnic_crq outbox[CTL_OUTBOX];
 	uint32_t ob_head, ob_tail;
 	uint64_t desc_req; /* TX_RX_DESC_REQ number announced */
+	/* the login in force: a repeated LOGIN naming the same rings is answered again */
+	uint32_t login_txcomp[VNIC_MAX_QUEUES], login_rxcomp[VNIC_MAX_QUEUES];
 
 	/* negotiated (requested and granted) */
 	uint32_t req_tx_queues, req_rx_queues;
@@ -197,6 +234,8 @@ struct vnic_dev {
 	struct dev_rx_stats rx_st;
 
 	struct dev_ctl_stats ctl_st;
+	/* a line of its own: other threads write fault.on (and sizeof stays a multiple of it) */
+	struct dev_fault fault vnic_cacheline_aligned;
 };
 
 /* --- trace points (dev.c) ------------------------------------------------ */
@@ -214,6 +253,23 @@ extern const struct vnic_irq_ops vnic_dev_ctl_irq_ops;
 void vnic_dev_ctl_irq(void *ctx);
 /* Frees the queues and forgets maps, offloads and requests (INIT, transport event, destroy). */
 void vnic_dev_reset(struct vnic_dev *dev);
+/*
+ * Queues a message of our own (an indication, INIT) behind the responses and
+ * schedules the control poller to send it.
+ */
+void vnic_dev_ctl_send(struct vnic_dev *dev, const struct vnic_crq *msg);
+/* LINK_STATE_INDICATION with the physical and logical state now. */
+void vnic_dev_link_indicate(struct vnic_dev *dev);
+/*
+ * The device goes away (a reset or a failover of the backing device): a
+ * transport event with reason, the transport closed, everything forgotten.
+ * vnic_dev_return brings the transport back and says so with an INIT.
+ */
+void vnic_dev_vanish(struct vnic_dev *dev, uint8_t reason);
+void vnic_dev_return(struct vnic_dev *dev);
+
+/* --- fault.c --------------------------------------------------------------- */
+int vnic_dev_fault_poll(struct vnic_poller *p, int budget);
 
 /* --- tx.c ---------------------------------------------------------------- */
 int vnic_dev_tx_poll(struct vnic_napi *napi, int budget);

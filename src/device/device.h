@@ -9,6 +9,8 @@
  *           insertion, LSO, tx completions
  *   rx.c    the rx engine: posted rx buffers, RSS, checksum verification,
  *           rx completions
+ *   fault.c faults on a schedule (docs/FAULTS.md): self resets, failovers,
+ *           error indications, physical link flaps
  *
  * The device runs entirely as pollers on one vnic_cpu: a control NAPI woken
  * by the server side's CRQ interrupt, one tx NAPI per tx queue woken by the
@@ -100,6 +102,14 @@ struct vnic_dev_config {
 	 * a smaller one is raised to that.
 	 */
 	uint32_t rx_buf_size;
+	/*
+	 * Faults on a schedule (docs/FAULTS.md): reset_every_ns,
+	 * failover_every_ns, down_ns, err_ind_every_ns, err_ind_fatal,
+	 * link_flap_every_ns, link_down_ns and seed are the device's; the
+	 * rest is the hv's (vnic_hv_set_faults). Nothing happens until
+	 * vnic_dev_faults_enable. Default: none.
+	 */
+	struct vnic_fault_cfg fault;
 };
 
 struct vnic_dev;
@@ -137,16 +147,22 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * txN_drop_<reason> for each reason (bad_type, bad_n_sge, bad_n_elem,
  * hdrs_incomplete, bad_hdr_desc, bad_flags, unsupported, bad_mss, bad_map_id,
  * bad_ioba, bad_len, len_past_ltb, bad_headers, hdr_len_mismatch,
- * missing_hdrs, gso_failed, link_down). Per rx queue N: rxN_frames,
+ * missing_hdrs, gso_failed, link_down, no_carrier), txN_reset_unread
+ * (descriptors a reset found in the ring, never read), txN_comp_reset
+ * (correlators a reset dropped before they were sent back). Per rx queue N: rxN_frames,
  * rxN_bytes, rxN_ip_csum_good, rxN_ip_csum_bad, rxN_csum_good, rxN_csum_bad,
  * rxN_bufs_posted, rxN_bufs_avail, rxN_bad_rx_add_{map_id,ioba,len},
  * rxN_completions, rxN_comp_busy, rxN_comp_lost, rxN_drop_{no_buffer,
  * too_big,buf_fault}. Engine-wide: rx_drop_runt, rx_drop_link_down,
- * rx_parse_errors. Control: ctl_commands, ctl_rc_<rc> per return code
+ * rx_drop_halted, rx_parse_errors. Control: ctl_commands, ctl_rc_<rc> per return code
  * (success, partialsuccess, permission, nomemory, parameter,
  * unknowncommand, aborted, invalidstate, invalidioba, invalidlength,
  * unsupportedoption), ctl_inits, ctl_xport_events, ctl_ignored,
- * ctl_rsp_busy, ctl_rsp_lost, ctl_resets. Negotiated: state (0 closed,
+ * ctl_rsp_busy, ctl_rsp_lost, ctl_resets, ctl_dup_maps, ctl_dup_logins
+ * (a command the device had done already, answered again: a retry or a
+ * duplicate). Faults: fault_resets, fault_failovers, fault_err_inds,
+ * fault_err_inds_fatal, fault_link_flaps, halted (1 after a fatal error
+ * until the next INIT), phys_link_up. Negotiated: state (0 closed,
  * 1 init done, 2 negotiating, 3 logged in), link_up, neg_tx_queues,
  * neg_rx_queues, neg_tx_entries, neg_rx_add_entries, neg_mtu (REQ_MTU, L2
  * included), neg_ind_descs, neg_rx_buf_size, neg_desc_req (the
@@ -159,5 +175,14 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 			       unsigned int max);
 /* One counter by name (control path: allocates). 0, -ENOENT or -ENOMEM. */
 int vnic_dev_counter(const struct vnic_dev *dev, const char *name, uint64_t *value);
+
+/*
+ * Any thread: the scheduled faults of cfg.fault start (the first of each
+ * one period from now) or stop. Stopping ends a fault in progress the way
+ * its schedule would have: a device that is gone comes back (INIT), a
+ * physical link that is down comes up. A device created without scheduled
+ * faults ignores this.
+ */
+void vnic_dev_faults_enable(struct vnic_dev *dev, bool on);
 
 #endif /* VNIC_DEVICE_H */

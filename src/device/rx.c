@@ -202,9 +202,14 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 		VNIC_PROBE3(drop, "dev_rx", "runt", 0);
 		return true;
 	}
-	if (vnic_unlikely(!dev->link_up || !dev->nrxq)) {
+	if (vnic_unlikely(!dev->link_up || !dev->nrxq || !dev->phys_up)) {
 		vnic_ctr_inc(&dev->rx_st.drop_link_down);
 		VNIC_PROBE3(drop, "dev_rx", "link_down", 0);
+		return true;
+	}
+	if (vnic_unlikely(dev->halted)) {
+		vnic_ctr_inc(&dev->rx_st.drop_halted);
+		VNIC_PROBE3(drop, "dev_rx", "halted", 0);
 		return true;
 	}
 	err = vnic_parse_frame(f->data, f->len, &h);

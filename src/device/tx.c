@@ -46,6 +46,7 @@ static const uint8_t drop_rc[TX_DROP_MAX] = {
 	[TX_DROP_GSO_FAILED] = VNIC_RC_PARAMETER,
 	/* docs/PROTOCOL.md section 2, "Close": the completion rc for a flush is ABORTED. */
 	[TX_DROP_LINK_DOWN] = VNIC_RC_ABORTED,
+	[TX_DROP_NO_CARRIER] = VNIC_RC_ABORTED,
 };
 
 /* --- interrupt ------------------------------------------------------------ */
@@ -72,12 +73,15 @@ static void tx_irq_disable(void *ctx)
 		vnic_hv_subcrq_irq_disable(q);
 }
 
-/* Owner's thread (napi complete). Blocked: the retry timer runs us, not the ring. */
+/*
+ * Owner's thread (napi complete). Blocked: the retry timer runs us, not the
+ * ring. Halted: nothing runs us until a reset (the ring waits).
+ */
 static bool tx_irq_pending(void *ctx)
 {
 	struct dev_txq *txq = ctx;
 
-	return txq->subm && !txq->blocked && vnic_subcrq_pending(txq->subm);
+	return txq->subm && !txq->blocked && !txq->dev->halted && vnic_subcrq_pending(txq->subm);
 }
 
 const struct vnic_irq_ops vnic_dev_tx_irq_ops = {
@@ -142,6 +146,13 @@ static bool comp_flush(struct dev_txq *txq)
 
 void vnic_dev_tx_forget(struct dev_txq *txq)
 {
+	uint64_t lost = txq->comp.tx_comp.num_comps;
+	uint32_t i;
+
+	/* Completions the driver will never see: it reclaims those slots itself. */
+	for (i = txq->ob_head; i != txq->ob_tail; i++)
+		lost += txq->outbox[i % TX_OUTBOX].tx_comp.num_comps;
+	vnic_ctr_add(&txq->st.comp_reset, lost);
 	memset(&txq->comp, 0, sizeof(txq->comp));
 	txq->ob_head = txq->ob_tail = 0;
 	txq->reserved = txq->used = 0;
@@ -599,6 +610,10 @@ static unsigned int tx_one(struct dev_txq *txq, const struct vnic_subcrq *q,
 		why = TX_DROP_LINK_DOWN;
 		goto refuse;
 	}
+	if (vnic_unlikely(!dev->phys_up)) {
+		why = TX_DROP_NO_CARRIER;
+		goto refuse;
+	}
 	if (r.d.n_sge != 1) {
 		why = TX_DROP_BAD_N_SGE;
 		goto refuse;
@@ -664,7 +679,8 @@ static int tx_poll(struct vnic_napi *napi, int budget)
 	int done = 0;
 
 	txq->blocked = false;
-	if (!q)
+	/* Halted after a fatal error: the ring waits for the driver's reset. */
+	if (!q || vnic_unlikely(txq->dev->halted))
 		return 0;
 	if (!comp_flush(txq))
 		goto blocked;

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control poller: the client side of the CRQ (docs/PROTOCOL.md sections 2
- * and 6). A NAPI on the driver's cpu whose interrupt is
- * the CLIENT CRQ interrupt; open and close hand it requests through an atomic
- * word and get their answer back the same way.
+ * and 6). A NAPI on the driver's cpu whose interrupt is the CLIENT CRQ
+ * interrupt; open and close hand it requests through an atomic word and get
+ * their answer back the same way. Resets (reset.c) run here too, one at a
+ * time, through the same bring-up.
  *
  * Bring-up is an asynchronous state machine: each state sends its commands
  * and moves on when every answer is in. Nothing the device sends is trusted:
  * a response in the wrong state, for a capability or map id we did not ask
- * about, is counted and ignored; a buffer the device DMA-wrote (offload
- * query, login response) is copied once and checked before use.
+ * about, or one we have already had (a duplicate), is counted and ignored; a
+ * buffer the device DMA-wrote (offload query, login response) is copied once
+ * and checked before use. A state whose answers do not all come within
+ * VNIC_DRV_CMD_TIMEOUT_NS sends what is unanswered again (a lost message),
+ * at most VNIC_DRV_CMD_RETRIES times; the device answers a repeated command
+ * as it answered the first.
  */
 #include <errno.h>
 #include <string.h>
@@ -38,7 +43,8 @@ static bool ctl_irq_pending(void *ctx)
 	struct vnic_drv *drv = ctx;
 
 	return vnic_hv_crq_pending(drv->hv, VNIC_HV_CLIENT) ||
-	       atomic_load_explicit(&drv->req, memory_order_acquire) != REQ_NONE;
+	       atomic_load_explicit(&drv->req, memory_order_acquire) != REQ_NONE ||
+	       atomic_load_explicit(&drv->rst.pending, memory_order_acquire);
 }
 
 const struct vnic_irq_ops vnic_drv_ctl_irq_ops = {
@@ -49,20 +55,21 @@ const struct vnic_irq_ops vnic_drv_ctl_irq_ops = {
 
 /* --- helpers ---------------------------------------------------------------- */
 
-static void timer_set(struct vnic_drv *drv, uint64_t in_ns)
+/* States that wait for answers, and resend what is unanswered after a timeout. */
+static bool waits_answer(enum drv_state s)
 {
-	drv->timer_ns = vnic_now_ns() + in_ns;
-	vnic_poller_set_timer(&drv->ctl_napi.poller, drv->timer_ns);
+	return (s > DRV_INIT && s <= DRV_LINK_UP) || s == DRV_LINK_DOWN || s == DRV_RESET_DOWN ||
+	       s == DRV_RESET_UNMAP;
 }
 
-static void timer_clear(struct vnic_drv *drv)
+void vnic_drv_set_state(struct vnic_drv *drv, enum drv_state s)
 {
-	drv->timer_ns = 0;
-	vnic_poller_set_timer(&drv->ctl_napi.poller, 0);
+	vnic_ctr_store(&drv->state, s);
+	drv->tries = 0;
+	drv->timer_ns = waits_answer(s) ? vnic_now_ns() + VNIC_DRV_CMD_TIMEOUT_NS : 0;
 }
 
-/* Answers the waiting open or close, if any. */
-static void finish(struct vnic_drv *drv, int rc)
+void vnic_drv_finish(struct vnic_drv *drv, int rc)
 {
 	if (!drv->cur_seq)
 		return;
@@ -72,6 +79,11 @@ static void finish(struct vnic_drv *drv, int rc)
 	drv->cur_seq = 0;
 }
 
+/*
+ * A message that cannot be sent (the transport closed, the partner's CRQ
+ * full) is counted and treated as lost: the state's timeout sends it again,
+ * and a partner that went away says so with a transport event.
+ */
 static int send_msg(struct vnic_drv *drv, struct vnic_crq *m)
 {
 	long rc = vnic_hv_send_crq(drv->hv, VNIC_HV_CLIENT, m);
@@ -89,27 +101,26 @@ static int send_cmd(struct vnic_drv *drv, struct vnic_crq *m, uint8_t cmd)
 	return send_msg(drv, m);
 }
 
-static int send_cap(struct vnic_drv *drv, uint8_t cmd, uint16_t cap, uint64_t number)
+static void send_cap(struct vnic_drv *drv, uint8_t cmd, uint16_t cap, uint64_t number)
 {
 	struct vnic_crq m;
 
 	memset(&m, 0, sizeof(m));
 	vnic_be16_put(&m.cap.capability, cap);
 	vnic_be64_put(&m.cap.number, number);
-	return send_cmd(drv, &m, cmd);
+	send_cmd(drv, &m, cmd);
 }
 
-static int send_version(struct vnic_drv *drv)
+static void send_version(struct vnic_drv *drv)
 {
 	struct vnic_crq m;
 
 	memset(&m, 0, sizeof(m));
 	vnic_be16_put(&m.version.version, VNIC_PROTO_VERSION);
-	vnic_ctr_store(&drv->state, DRV_VERSION);
-	return send_cmd(drv, &m, VNIC_CMD_VERSION_EXCHANGE);
+	send_cmd(drv, &m, VNIC_CMD_VERSION_EXCHANGE);
 }
 
-static int send_link_state(struct vnic_drv *drv, uint8_t state)
+int vnic_drv_send_link_state(struct vnic_drv *drv, uint8_t state)
 {
 	struct vnic_crq m;
 
@@ -118,7 +129,7 @@ static int send_link_state(struct vnic_drv *drv, uint8_t state)
 	return send_cmd(drv, &m, VNIC_CMD_LOGICAL_LINK_STATE);
 }
 
-static void send_xport(struct vnic_drv *drv, uint8_t reason)
+void vnic_drv_send_xport(struct vnic_drv *drv, uint8_t reason)
 {
 	struct vnic_crq m;
 
@@ -131,6 +142,11 @@ static void send_xport(struct vnic_drv *drv, uint8_t reason)
 static void set_open(struct vnic_drv *drv, bool open)
 {
 	atomic_store_explicit(&drv->open_flag, open, memory_order_release);
+}
+
+static bool in_bringup(const struct vnic_drv *drv)
+{
+	return drv->state > DRV_CLOSED && drv->state <= DRV_LINK_UP;
 }
 
 /* --- datapath start and stop ------------------------------------------------ */
@@ -173,6 +189,11 @@ static void napi_map(struct vnic_drv *drv)
 				      memory_order_relaxed);
 }
 
+/*
+ * What a host reads of the netdev. Written only when it changes: a reset
+ * that brings back the same values leaves the fields alone, so a host that
+ * reads them from another thread meanwhile races with nothing.
+ */
 static void netdev_update(struct vnic_drv *drv)
 {
 	struct vnic_netdev *nd = &drv->netdev;
@@ -186,11 +207,33 @@ static void netdev_update(struct vnic_drv *drv)
 		f |= VNIC_NETIF_F_TSO6;
 	if (drv->ol.lso4 && drv->ol.lso6)
 		f |= VNIC_NETIF_F_USO;
-	nd->features = f;
-	nd->num_tx_queues = drv->ntx;
-	nd->num_rx_queues = drv->nrx;
-	nd->mtu = drv->mtu;
-	nd->gso_max_size = drv->gso_max;
+	if (nd->features != f)
+		nd->features = f;
+	if (nd->num_tx_queues != drv->ntx)
+		nd->num_tx_queues = drv->ntx;
+	if (nd->num_rx_queues != drv->nrx)
+		nd->num_rx_queues = drv->nrx;
+	if (nd->mtu != drv->mtu)
+		nd->mtu = drv->mtu;
+	if (nd->gso_max_size != drv->gso_max)
+		nd->gso_max_size = drv->gso_max;
+}
+
+void vnic_drv_datapath_quiesce(struct vnic_drv *drv)
+{
+	unsigned int i;
+
+	for (i = 0; i < drv->ntx; i++) {
+		struct drv_txq *txq = &drv->txq[i];
+
+		txq->running = false;
+		if (!vnic_txq_stopped(&txq->txq))
+			vnic_ctr_inc(&txq->st.stops);
+		vnic_txq_stop(&txq->txq);
+		vnic_drv_tx_unwind_batch(txq);
+	}
+	set_open(drv, false);
+	vnic_ctr_set(&drv->carrier, 0);
 }
 
 /*
@@ -198,9 +241,11 @@ static void netdev_update(struct vnic_drv *drv)
  * dropped, completions waiting in the rings are reclaimed, and whatever the
  * device still holds is reclaimed as dropped (it will not complete it: it
  * reset, or it answered the link-down, which it does only after completing
- * everything). Leaves every tx queue stopped.
+ * everything). A completion that comes later names a slot no longer in
+ * flight: tx reclaim and the rx poll drop it (comp_stale, reset_drained).
+ * Leaves every tx queue stopped.
  */
-static void datapath_stop(struct vnic_drv *drv)
+void vnic_drv_datapath_stop(struct vnic_drv *drv)
 {
 	unsigned int i;
 
@@ -232,25 +277,33 @@ static void datapath_stop(struct vnic_drv *drv)
 
 /*
  * docs/PROTOCOL.md section 2, step 8: post rx buffers, enable interrupts,
- * LOGICAL_LINK_STATE(up).
+ * LOGICAL_LINK_STATE(up). What the rings still hold was sent before the
+ * device last forgot us (a reset): it names nothing in flight now.
  */
-static int link_up_start(struct vnic_drv *drv)
+int vnic_drv_link_up_start(struct vnic_drv *drv)
 {
 	unsigned int i;
 
 	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
 		napi_map(drv);
+	for (i = 0; i < drv->ntx; i++) {
+		struct drv_txq *txq = &drv->txq[i];
+
+		vnic_drv_tx_reclaim(txq); /* not live: drops what is there */
+		txq->live = true;
+	}
 	for (i = 0; i < drv->nrx; i++) {
 		struct drv_rxq *rxq = &drv->rxq[i];
 
+		vnic_drv_rx_forget(rxq);
 		rxq->running = true;
+		/* A short post (BUSY, a lost batch) is topped up from the rx NAPI's timer. */
 		vnic_drv_rx_replenish(rxq);
-		if (!rxq->nposted)
-			return -EIO;
 	}
 	irqs_enable(drv);
-	vnic_ctr_store(&drv->state, DRV_LINK_UP);
-	return send_link_state(drv, VNIC_LINK_UP);
+	vnic_drv_set_state(drv, DRV_LINK_UP);
+	vnic_drv_send_link_state(drv, VNIC_LINK_UP);
+	return 0;
 }
 
 static void link_up_done(struct vnic_drv *drv)
@@ -258,7 +311,7 @@ static void link_up_done(struct vnic_drv *drv)
 	unsigned int i;
 
 	netdev_update(drv);
-	vnic_ctr_store(&drv->state, DRV_OPEN);
+	vnic_drv_set_state(drv, DRV_OPEN);
 	for (i = 0; i < drv->ntx; i++) {
 		struct drv_txq *txq = &drv->txq[i];
 
@@ -268,34 +321,44 @@ static void link_up_done(struct vnic_drv *drv)
 	}
 	set_open(drv, true);
 	vnic_ctr_inc(&drv->st.opens);
-	finish(drv, 0);
+	if (drv->rst.active)
+		vnic_drv_reset_done(drv);
+	else
+		vnic_drv_finish(drv, 0);
 }
 
 /*
- * A failed bring-up: nothing stays in flight. After login the device holds
- * our rings and buffers: a transport event makes it forget them all, as its
- * next INIT would.
+ * A failed bring-up of an open: nothing stays in flight. After login the
+ * device holds our rings and buffers: a transport event makes it forget
+ * them all, as its next INIT would.
  */
 static void bringup_fail(struct vnic_drv *drv, int err)
 {
-	timer_clear(drv);
-	if (drv->state >= DRV_LOGIN)
-		send_xport(drv, VNIC_XPORT_RESET);
-	datapath_stop(drv);
-	vnic_ctr_store(&drv->state, DRV_CLOSED);
+	if (drv->state == DRV_LOGIN || drv->state == DRV_LINK_UP)
+		vnic_drv_send_xport(drv, VNIC_XPORT_RESET);
+	vnic_drv_datapath_stop(drv);
+	vnic_drv_set_state(drv, DRV_CLOSED);
 	drv->admin_up = false;
-	finish(drv, err);
+	vnic_drv_finish(drv, err);
+}
+
+/* The bring-up failed: an open gives up, a reset tries again from scratch. */
+static void fail_bringup(struct vnic_drv *drv, int err)
+{
+	if (drv->rst.active)
+		vnic_drv_reset_fail(drv, err);
+	else
+		bringup_fail(drv, err);
 }
 
 /* Link down answered: everything is back. Answers the close unless an open took over. */
 static void close_done(struct vnic_drv *drv, int rc)
 {
-	timer_clear(drv);
-	datapath_stop(drv);
-	vnic_ctr_store(&drv->state, DRV_DOWN);
+	vnic_drv_datapath_stop(drv);
+	vnic_drv_set_state(drv, DRV_DOWN);
 	vnic_ctr_inc(&drv->st.closes);
 	if (!drv->admin_up)
-		finish(drv, rc);
+		vnic_drv_finish(drv, rc);
 }
 
 /*
@@ -305,32 +368,30 @@ static void close_done(struct vnic_drv *drv, int rc)
  */
 static void close_abort(struct vnic_drv *drv, int rc)
 {
-	timer_clear(drv);
-	send_xport(drv, VNIC_XPORT_RESET);
-	datapath_stop(drv);
-	vnic_ctr_store(&drv->state, DRV_CLOSED);
+	vnic_drv_send_xport(drv, VNIC_XPORT_RESET);
+	vnic_drv_datapath_stop(drv);
+	vnic_drv_set_state(drv, DRV_CLOSED);
 	drv->admin_up = false;
 	vnic_ctr_inc(&drv->st.closes);
-	finish(drv, rc);
+	vnic_drv_finish(drv, rc);
 }
 
 static int start_close(struct vnic_drv *drv)
 {
-	unsigned int i;
-
 	/* xmit answers BUSY from here; what is batched will not be sent. */
-	for (i = 0; i < drv->ntx; i++) {
-		drv->txq[i].running = false;
-		vnic_txq_stop(&drv->txq[i].txq);
-		vnic_drv_tx_unwind_batch(&drv->txq[i]);
-	}
-	set_open(drv, false);
-	vnic_ctr_store(&drv->state, DRV_LINK_DOWN);
-	return send_link_state(drv, VNIC_LINK_DOWN);
+	vnic_drv_datapath_quiesce(drv);
+	vnic_drv_set_state(drv, DRV_LINK_DOWN);
+	return vnic_drv_send_link_state(drv, VNIC_LINK_DOWN);
 }
 
 /* --- bring-up, step by step --------------------------------------------------- */
 
+/*
+ * INIT: a device not ready (or a closed transport) answers nothing; the
+ * timer retries, every 10 ms, and a reset after VNIC_DRV_INIT_RETRIES every
+ * 100 ms for as long as the link is wanted: a partner that went away comes
+ * back when it comes back.
+ */
 static void send_init(struct vnic_drv *drv)
 {
 	struct vnic_crq m;
@@ -338,14 +399,15 @@ static void send_init(struct vnic_drv *drv)
 	memset(&m, 0, sizeof(m));
 	m.first = VNIC_CRQ_INIT_CMD;
 	m.init.type = VNIC_CRQ_INIT;
-	/* A device not ready (or a closed transport) answers nothing: the timer retries. */
 	send_msg(drv, &m);
-	timer_set(drv, VNIC_DRV_INIT_RETRY_NS);
+	drv->timer_ns =
+		vnic_now_ns() + (drv->init_tries < VNIC_DRV_INIT_RETRIES ? VNIC_DRV_INIT_RETRY_NS
+									 : VNIC_DRV_INIT_SLOW_NS);
 }
 
-static void start_init(struct vnic_drv *drv)
+void vnic_drv_start_init(struct vnic_drv *drv)
 {
-	vnic_ctr_store(&drv->state, DRV_INIT);
+	vnic_drv_set_state(drv, DRV_INIT);
 	drv->init_tries = 0;
 	send_init(drv);
 }
@@ -375,32 +437,51 @@ static const uint16_t rcap_ids[RC_MAX] = {
 	[RC_IND_DESCS] = VNIC_CAP_REQ_IND_DESCS,
 };
 
-static int send_queries(struct vnic_drv *drv)
+#define QC_ALL ((1u << QC_MAX) - 1)
+#define RC_ALL ((1u << RC_MAX) - 1)
+
+/* The queries not answered yet (all of them the first time). */
+static void send_queries(struct vnic_drv *drv)
 {
 	unsigned int i;
 
-	vnic_ctr_store(&drv->state, DRV_QUERY);
-	drv->pending = QC_MAX;
 	for (i = 0; i < QC_MAX; i++)
-		if (send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, qcap_ids[i], 0))
-			return -EIO;
-	return 0;
+		if (!(drv->qc_done & 1u << i))
+			send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, qcap_ids[i], 0);
 }
 
-static int send_requests(struct vnic_drv *drv)
+static void send_requests(struct vnic_drv *drv)
 {
 	unsigned int i;
 
-	vnic_ctr_store(&drv->state, DRV_REQUEST);
-	drv->pending = RC_MAX;
-	drv->cap_partial = false;
 	for (i = 0; i < RC_MAX; i++)
-		if (send_cap(drv, VNIC_CMD_REQUEST_CAPABILITY, rcap_ids[i], drv->rcap[i]))
-			return -EIO;
-	return 0;
+		if (!(drv->rc_done & 1u << i))
+			send_cap(drv, VNIC_CMD_REQUEST_CAPABILITY, rcap_ids[i], drv->rcap[i]);
 }
 
-static int start_requests(struct vnic_drv *drv)
+static void start_version(struct vnic_drv *drv)
+{
+	vnic_drv_set_state(drv, DRV_VERSION);
+	send_version(drv);
+}
+
+static void start_queries(struct vnic_drv *drv)
+{
+	vnic_drv_set_state(drv, DRV_QUERY);
+	drv->qc_done = 0;
+	send_queries(drv);
+}
+
+/* A round of REQUEST_CAPABILITY with the numbers in rcap. */
+static void request_round(struct vnic_drv *drv)
+{
+	vnic_drv_set_state(drv, DRV_REQUEST);
+	drv->rc_done = 0;
+	drv->cap_partial = false;
+	send_requests(drv);
+}
+
+static void start_requests(struct vnic_drv *drv)
 {
 	const struct vnic_drv_config *cfg = &drv->cfg;
 
@@ -416,7 +497,7 @@ static int start_requests(struct vnic_drv *drv)
 	drv->rcap[RC_MTU] = cfg->mtu + VNIC_ETH_HLEN;
 	drv->rcap[RC_IND_DESCS] = cfg->max_ind_descs;
 	drv->cap_round = 0;
-	return send_requests(drv);
+	request_round(drv);
 }
 
 /* Every request granted: what we run with, checked against what we can hold. */
@@ -424,6 +505,7 @@ static int adopt_requests(struct vnic_drv *drv)
 {
 	const uint32_t *r = drv->rcap;
 	uint64_t max_ind = drv->qcap[QC_MAX_IND_DESCS];
+	uint32_t cur;
 
 	if (!r[RC_TX_QUEUES] || r[RC_TX_QUEUES] > drv->qtx || !r[RC_RX_QUEUES] ||
 	    r[RC_RX_QUEUES] > drv->qrx)
@@ -450,7 +532,11 @@ static int adopt_requests(struct vnic_drv *drv)
 	vnic_ctr_store(&drv->ind_descs, r[RC_IND_DESCS]);
 	if (max_ind && max_ind < drv->ind_descs)
 		vnic_ctr_store(&drv->ind_descs, (uint32_t)max_ind);
-	vnic_ctr_store(&drv->cur_ind, drv->ind_descs);
+	/* A fallback to 16 (tx.c flush_error) is for good, as upstream's: resets keep it. */
+	cur = drv->ind_descs;
+	if (drv->rst.ind_safe && cur > VNIC_SAFE_IND_DESCS)
+		cur = VNIC_SAFE_IND_DESCS;
+	vnic_ctr_store(&drv->cur_ind, cur);
 	vnic_ctr_store(&drv->desc_req, drv->qcap[QC_DESC_REQ]);
 	drv->req_plain = vnic_desc_req_get(drv->desc_req, VNIC_DESC_REQ_BYTE_PLAIN);
 	drv->req_csum = vnic_desc_req_get(drv->desc_req, VNIC_DESC_REQ_BYTE_CSUM);
@@ -463,27 +549,27 @@ static int adopt_requests(struct vnic_drv *drv)
  * (ours: capability RX_BUF_SIZE), before the rx pool is carved and mapped
  * (step 6); the login response confirms it.
  */
-static int query_rx_buf(struct vnic_drv *drv)
+static void query_rx_buf(struct vnic_drv *drv)
 {
-	vnic_ctr_store(&drv->state, DRV_RXBUF);
-	return send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, VNIC_CAP_RX_BUF_SIZE, 0);
+	vnic_drv_set_state(drv, DRV_RXBUF);
+	send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, VNIC_CAP_RX_BUF_SIZE, 0);
 }
 
-static int send_offload(struct vnic_drv *drv, uint8_t cmd, uint32_t off)
+static void send_offload(struct vnic_drv *drv, uint8_t cmd, uint32_t off)
 {
 	struct vnic_crq m;
 
 	memset(&m, 0, sizeof(m));
 	vnic_be16_put(&m.ip_offload.len, sizeof(struct vnic_ip_offload));
 	vnic_be64_put(&m.ip_offload.ioba, drv->ctl_ioba + off);
-	return send_cmd(drv, &m, cmd);
+	send_cmd(drv, &m, cmd);
 }
 
-static int query_offload(struct vnic_drv *drv)
+static void query_offload(struct vnic_drv *drv)
 {
 	memset(drv->ctl + CTL_OFFLOAD_QUERY_OFF, 0, sizeof(struct vnic_ip_offload));
-	vnic_ctr_store(&drv->state, DRV_QUERY_OFFLOAD);
-	return send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, CTL_OFFLOAD_QUERY_OFF);
+	vnic_drv_set_state(drv, DRV_QUERY_OFFLOAD);
+	send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, CTL_OFFLOAD_QUERY_OFF);
 }
 
 static bool on(uint8_t offered, bool want)
@@ -528,45 +614,92 @@ static int control_offload(struct vnic_drv *drv)
 	if (max_tx && max_tx < drv->gso_max)
 		drv->gso_max = max_tx;
 	drv->min_mss = vnic_be16_get(&q.min_large_tx_mss);
-	vnic_ctr_store(&drv->state, DRV_CONTROL_OFFLOAD);
-	return send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, CTL_OFFLOAD_CONTROL_OFF);
+	vnic_drv_set_state(drv, DRV_CONTROL_OFFLOAD);
+	send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, CTL_OFFLOAD_CONTROL_OFF);
+	return 0;
+}
+
+static bool map_answered(const struct vnic_drv *drv, uint8_t id)
+{
+	return drv->map_done[id / 64] & 1ull << (id % 64);
+}
+
+static void map_answer(struct vnic_drv *drv, uint8_t id)
+{
+	drv->map_done[id / 64] |= 1ull << (id % 64);
+}
+
+/* Every map id 1..nmaps answered. */
+static bool maps_all_answered(const struct vnic_drv *drv)
+{
+	unsigned int id;
+
+	for (id = 1; id <= drv->nmaps; id++)
+		if (!map_answered(drv, (uint8_t)id))
+			return false;
+	return true;
 }
 
 struct map_ctx {
 	struct vnic_drv *drv;
-	int err;
+	uint8_t cmd;
+	unsigned int sent;
 };
 
+/* REQUEST_MAP (or UNMAP) of one LTB, unless its answer is in already. */
 static void send_map(void *ctx, struct drv_ltb *l)
 {
 	struct map_ctx *c = ctx;
 	struct vnic_crq m;
 
+	if (!l->map_id || map_answered(c->drv, l->map_id))
+		return;
 	memset(&m, 0, sizeof(m));
 	m.map.map_id = l->map_id;
 	vnic_be32_put(&m.map.len, (uint32_t)l->len);
 	vnic_be32_put(&m.map.ioba, (uint32_t)l->ioba);
-	if (!c->err && send_cmd(c->drv, &m, VNIC_CMD_REQUEST_MAP))
-		c->err = -EIO;
+	send_cmd(c->drv, &m, c->cmd);
+	c->sent++;
 }
 
-/* Step 6: pools carved and mapped, one REQUEST_MAP per LTB. */
+static unsigned int send_maps(struct vnic_drv *drv, uint8_t cmd)
+{
+	struct map_ctx c = {.drv = drv, .cmd = cmd};
+
+	vnic_drv_ltbs(drv, send_map, &c);
+	return c.sent;
+}
+
+void vnic_drv_release_maps(struct vnic_drv *drv)
+{
+	vnic_drv_set_state(drv, DRV_RESET_UNMAP);
+	memset(drv->map_done, 0, sizeof(drv->map_done));
+	if (!send_maps(drv, VNIC_CMD_REQUEST_UNMAP))
+		vnic_drv_reset_unmapped(drv);
+}
+
+/*
+ * Step 6: pools carved and mapped, one REQUEST_MAP per LTB. Pools replaced
+ * here (a new MTU or ring size) are freed at once: the device answered our
+ * INIT, which made it forget every buffer of ours (its engines run on the
+ * thread that handled it), so nothing of it still reads or writes them.
+ */
 static int request_maps(struct vnic_drv *drv)
 {
-	struct map_ctx c = {.drv = drv};
 	int err;
 
 	err = vnic_drv_pools_alloc(drv);
 	if (err)
 		return err;
-	vnic_ctr_store(&drv->state, DRV_MAP);
-	drv->pending = vnic_drv_ltbs(drv, NULL, NULL);
-	vnic_drv_ltbs(drv, send_map, &c);
-	return c.err;
+	vnic_drv_set_state(drv, DRV_MAP);
+	memset(drv->map_done, 0, sizeof(drv->map_done));
+	drv->nmaps = vnic_drv_ltbs(drv, NULL, NULL);
+	send_maps(drv, VNIC_CMD_REQUEST_MAP);
+	return 0;
 }
 
-/* Step 7: our completion rings, tx first, then rx. */
-static int login(struct vnic_drv *drv)
+/* Step 7: our completion rings, tx first, then rx. Sent again as it was after a timeout. */
+static void login(struct vnic_drv *drv)
 {
 	struct vnic_login_buf *lb = (void *)(drv->ctl + CTL_LOGIN_OFF);
 	uint8_t *arr = drv->ctl + CTL_LOGIN_OFF + sizeof(*lb);
@@ -593,8 +726,13 @@ static int login(struct vnic_drv *drv)
 	memset(&m, 0, sizeof(m));
 	vnic_be16_put(&m.login.len, (uint16_t)len);
 	vnic_be64_put(&m.login.ioba, drv->ctl_ioba + CTL_LOGIN_OFF);
-	vnic_ctr_store(&drv->state, DRV_LOGIN);
-	return send_cmd(drv, &m, VNIC_CMD_LOGIN);
+	send_cmd(drv, &m, VNIC_CMD_LOGIN);
+}
+
+static void start_login(struct vnic_drv *drv)
+{
+	vnic_drv_set_state(drv, DRV_LOGIN);
+	login(drv);
 }
 
 static bool array_ok(uint32_t off, uint32_t n, uint32_t len)
@@ -646,6 +784,11 @@ static int login_rsp(struct vnic_drv *drv)
 
 /* --- responses ------------------------------------------------------------------ */
 
+static void ignore(struct vnic_drv *drv)
+{
+	vnic_ctr_inc(&drv->st.crq_ignored);
+}
+
 /* A refused map or login: the device's memory, or anything else it did not like. */
 static int rc_errno(uint8_t rc)
 {
@@ -656,7 +799,8 @@ static int on_version(struct vnic_drv *drv, const struct vnic_crq *m)
 {
 	if (m->rc || vnic_be16_get(&m->version.version) != VNIC_PROTO_VERSION)
 		return -EPROTO;
-	return send_queries(drv);
+	start_queries(drv);
+	return 0;
 }
 
 static int on_query_cap(struct vnic_drv *drv, const struct vnic_crq *m)
@@ -666,28 +810,31 @@ static int on_query_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 	unsigned int i;
 
 	if (drv->state == DRV_RXBUF) {
-		if (cap != VNIC_CAP_RX_BUF_SIZE)
-			goto ignore;
+		if (cap != VNIC_CAP_RX_BUF_SIZE) {
+			ignore(drv);
+			return 0;
+		}
 		/* Unknown to the device: the size ibmvnic's server would want. */
 		if (m->rc || v < drv->mtu + VNIC_ETH_HLEN || v > VNIC_RX_ADD_MAX_LEN)
 			v = drv->mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
 		vnic_ctr_store(&drv->rx_buf_size, (uint32_t)v);
-		return query_offload(drv);
+		query_offload(drv);
+		return 0;
 	}
 	for (i = 0; i < QC_MAX; i++)
 		if (qcap_ids[i] == cap)
 			break;
-	if (i == QC_MAX || !drv->pending)
-		goto ignore;
+	/* not ours, or answered already (a duplicate, or the answer to a resend) */
+	if (i == QC_MAX || (drv->qc_done & 1u << i)) {
+		ignore(drv);
+		return 0;
+	}
 	if (m->rc)
 		return -EPROTO;
 	drv->qcap[i] = v;
-	if (--drv->pending)
-		return 0;
-	return start_requests(drv);
-
-ignore:
-	vnic_ctr_inc(&drv->st.crq_ignored);
+	drv->qc_done |= 1u << i;
+	if (drv->qc_done == QC_ALL)
+		start_requests(drv);
 	return 0;
 }
 
@@ -700,8 +847,8 @@ static int on_request_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 	for (i = 0; i < RC_MAX; i++)
 		if (rcap_ids[i] == cap)
 			break;
-	if (i == RC_MAX || !drv->pending) {
-		vnic_ctr_inc(&drv->st.crq_ignored);
+	if (i == RC_MAX || (drv->rc_done & 1u << i)) {
+		ignore(drv);
 		return 0;
 	}
 	switch (m->rc) {
@@ -721,29 +868,52 @@ static int on_request_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 	default:
 		return -EPROTO;
 	}
-	if (--drv->pending)
+	drv->rc_done |= 1u << i;
+	if (drv->rc_done != RC_ALL)
 		return 0;
 	if (drv->cap_partial) {
 		if (++drv->cap_round > VNIC_DRV_CAP_ROUNDS)
 			return -EPROTO;
-		return send_requests(drv);
+		request_round(drv);
+		return 0;
 	}
 	if (adopt_requests(drv))
 		return -EPROTO;
-	return query_rx_buf(drv);
+	query_rx_buf(drv);
+	return 0;
 }
 
 static int on_map(struct vnic_drv *drv, const struct vnic_crq *m)
 {
-	if (!m->map.map_id || !drv->pending) {
-		vnic_ctr_inc(&drv->st.crq_ignored);
+	uint8_t id = m->map.map_id;
+
+	if (!id || id > drv->nmaps || map_answered(drv, id)) {
+		ignore(drv);
 		return 0;
 	}
 	if (m->rc)
 		return rc_errno(m->rc);
-	if (--drv->pending)
-		return 0;
-	return login(drv);
+	map_answer(drv, id);
+	if (maps_all_answered(drv))
+		start_login(drv);
+	return 0;
+}
+
+/*
+ * A reset releasing its maps: any answer will do. SUCCESS unmapped it;
+ * PARAMETER or INVALIDSTATE say the device has no such map (any more).
+ */
+static void on_unmap(struct vnic_drv *drv, const struct vnic_crq *m)
+{
+	uint8_t id = m->map.map_id;
+
+	if (!id || id > drv->nmaps || map_answered(drv, id)) {
+		ignore(drv);
+		return;
+	}
+	map_answer(drv, id);
+	if (maps_all_answered(drv))
+		vnic_drv_reset_unmapped(drv);
 }
 
 static int on_login(struct vnic_drv *drv, const struct vnic_crq *m)
@@ -755,62 +925,135 @@ static int on_login(struct vnic_drv *drv, const struct vnic_crq *m)
 	err = login_rsp(drv);
 	if (err)
 		return err;
-	return link_up_start(drv);
+	return vnic_drv_link_up_start(drv);
 }
 
-static void on_link_state(struct vnic_drv *drv, const struct vnic_crq *m)
+static int on_link_state(struct vnic_drv *drv, const struct vnic_crq *m)
 {
+	uint8_t state = m->link_state.state;
+
+	/* A query has its own answer, whatever we are doing (reset.c: the probe). */
+	if (state == VNIC_LINK_QUERY) {
+		vnic_drv_reset_probe_answer(drv, m->rc);
+		return 0;
+	}
 	switch (drv->state) {
 	case DRV_LINK_UP:
-		if (m->link_state.state != VNIC_LINK_UP || m->rc) {
-			bringup_fail(drv, -EPROTO);
-			return;
-		}
-		timer_clear(drv);
+		/* a late down's answer (a duplicate of a reset's) is not ours */
+		if (state != VNIC_LINK_UP)
+			break;
+		if (m->rc)
+			return -EPROTO;
 		link_up_done(drv);
-		return;
+		return 0;
 	case DRV_LINK_DOWN:
+		if (state != VNIC_LINK_DOWN)
+			break;
 		/*
 		 * The device completed everything before answering
 		 * (docs/PROTOCOL.md section 2, "Close").
 		 */
 		close_done(drv, 0);
 		/* an open arrived while we were closing: its answer comes from the link-up */
-		if (drv->admin_up && link_up_start(drv))
+		if (drv->admin_up && vnic_drv_link_up_start(drv))
 			bringup_fail(drv, -EIO);
-		return;
+		return 0;
+	case DRV_RESET_DOWN:
+		if (state != VNIC_LINK_DOWN)
+			break;
+		vnic_drv_reset_down_done(drv, m->rc);
+		return 0;
 	default:
-		vnic_ctr_inc(&drv->st.crq_ignored);
+		break;
 	}
+	ignore(drv);
+	return 0;
 }
 
 /*
- * The partner reset (transport event, or an INIT while we are logged in):
- * everything it held is gone. A link that was up comes back by itself with a
- * new bring-up; nobody waits for that one unless an open is in progress.
+ * The partner forgot us (a transport event, its INIT) outside any reset: an
+ * open in progress fails, a close in progress is done (nothing is left to
+ * give back), nothing at all happens while closed. true if handled here.
  */
-static void partner_reset(struct vnic_drv *drv)
+static bool partner_lost(struct vnic_drv *drv)
 {
-	enum drv_state s = drv->state;
-
-	vnic_ctr_inc(&drv->st.resets);
-	if (s == DRV_CLOSED)
-		return;
-	if (s < DRV_LINK_UP) {
+	if (drv->rst.active)
+		return false;
+	if (in_bringup(drv)) {
 		bringup_fail(drv, -ECONNRESET);
-		return;
+		return true;
 	}
-	timer_clear(drv);
-	datapath_stop(drv);
-	vnic_ctr_store(&drv->state, DRV_CLOSED);
-	if (s == DRV_LINK_DOWN) {
-		/* closing anyway: everything is reclaimed, so the close is done */
+	if (drv->state == DRV_LINK_DOWN) {
+		vnic_drv_datapath_stop(drv);
+		vnic_drv_set_state(drv, DRV_CLOSED);
 		vnic_ctr_inc(&drv->st.closes);
-		finish(drv, 0);
+		/* an open arrived while we were closing: from INIT, then */
+		if (drv->admin_up)
+			vnic_drv_start_init(drv);
+		else
+			vnic_drv_finish(drv, 0);
+		return true;
+	}
+	return drv->state == DRV_CLOSED;
+}
+
+/* The partner is (back) there: INIT from its side. */
+static void on_partner_init(struct vnic_drv *drv)
+{
+	if (drv->state == DRV_INIT) {
+		/* our INIT may have found it gone: it is back, say it again now */
+		send_init(drv);
 		return;
 	}
-	if (drv->admin_up)
-		start_init(drv);
+	if (drv->state == DRV_CLOSED && !drv->rst.active) {
+		ignore(drv);
+		return;
+	}
+	if (!partner_lost(drv))
+		vnic_drv_reset_partner_init(drv);
+}
+
+static int dispatch_init(struct vnic_drv *drv, const struct vnic_crq *m)
+{
+	if (m->init.type == VNIC_CRQ_INIT_COMPLETE && drv->state == DRV_INIT) {
+		start_version(drv);
+		return 0;
+	}
+	if (m->init.type == VNIC_CRQ_INIT) {
+		on_partner_init(drv);
+		return 0;
+	}
+	ignore(drv);
+	return 0;
+}
+
+static void on_xport(struct vnic_drv *drv, const struct vnic_crq *m)
+{
+	vnic_ctr_inc(&drv->st.xport_events);
+	if (partner_lost(drv))
+		return;
+	switch (m->xport.reason) {
+	case VNIC_XPORT_FAILOVER:
+		vnic_drv_reset_request(drv, RST_FAILOVER);
+		return;
+	case VNIC_XPORT_MIGRATED:
+		vnic_drv_reset_request(drv, RST_MOBILITY);
+		return;
+	default:
+		/* closed, reset requested, or a reason we do not know: all fatal */
+		vnic_drv_reset_request(drv, RST_XPORT);
+		return;
+	}
+}
+
+/* ERROR_INDICATION: a reset, fatal or not (ibmvnic's handle_error_indication). */
+static void on_error(struct vnic_drv *drv, const struct vnic_crq *m)
+{
+	vnic_ctr_inc(&drv->st.error_indications);
+	/* not logged in: there is nothing to reset */
+	if (drv->state == DRV_CLOSED && !drv->rst.active)
+		return;
+	vnic_drv_reset_request(drv, m->error.flags & VNIC_ERR_FATAL ? RST_FATAL : RST_NON_FATAL);
 }
 
 /* One response or command, in drv->state. Returns -errno to fail the bring-up. */
@@ -818,24 +1061,14 @@ static int dispatch(struct vnic_drv *drv, const struct vnic_crq *m)
 {
 	switch (m->first) {
 	case VNIC_CRQ_INIT_CMD:
-		if (m->init.type == VNIC_CRQ_INIT_COMPLETE && drv->state == DRV_INIT) {
-			timer_clear(drv);
-			return send_version(drv);
-		}
-		if (m->init.type == VNIC_CRQ_INIT && drv->state >= DRV_LINK_UP) {
-			partner_reset(drv);
-			return 0;
-		}
-		vnic_ctr_inc(&drv->st.crq_ignored);
-		return 0;
+		return dispatch_init(drv, m);
 	case VNIC_CRQ_XPORT_EVENT:
-		vnic_ctr_inc(&drv->st.xport_events);
-		partner_reset(drv);
+		on_xport(drv, m);
 		return 0;
 	case VNIC_CRQ_CMD_RSP:
 		break;
 	default:
-		vnic_ctr_inc(&drv->st.crq_ignored);
+		ignore(drv);
 		return 0;
 	}
 
@@ -864,33 +1097,39 @@ static int dispatch(struct vnic_drv *drv, const struct vnic_crq *m)
 		if (drv->state == DRV_MAP)
 			return on_map(drv, m);
 		break;
+	case VNIC_CMD_REQUEST_UNMAP_RSP:
+		if (drv->state == DRV_RESET_UNMAP) {
+			on_unmap(drv, m);
+			return 0;
+		}
+		break;
 	case VNIC_CMD_LOGIN_RSP:
 		if (drv->state == DRV_LOGIN)
 			return on_login(drv, m);
 		break;
 	case VNIC_CMD_LOGICAL_LINK_STATE_RSP:
-		on_link_state(drv, m);
-		return 0;
+		return on_link_state(drv, m);
 	case VNIC_CMD_LINK_STATE_INDICATION:
 		vnic_ctr_set(&drv->carrier, m->link_ind.phys_link_state == VNIC_LINK_UP &&
 						    m->link_ind.logical_link_state == VNIC_LINK_UP);
 		return 0;
 	case VNIC_CMD_ERROR_INDICATION:
-		vnic_ctr_inc(&drv->st.error_indications);
+		on_error(drv, m);
 		return 0;
 	default:
 		break;
 	}
-	vnic_ctr_inc(&drv->st.crq_ignored);
+	ignore(drv);
 	return 0;
 }
 
-static bool in_bringup(const struct vnic_drv *drv)
-{
-	return drv->state > DRV_CLOSED && drv->state <= DRV_LINK_UP;
-}
-
 /* --- requests from open and close ---------------------------------------------- */
+
+/* A reset in progress, or waiting to retry: the control path is the reset's. */
+static bool resetting(const struct vnic_drv *drv)
+{
+	return drv->rst.active || drv->state == DRV_RESET_WAIT;
+}
 
 static void on_request(struct vnic_drv *drv, uint64_t word)
 {
@@ -901,59 +1140,136 @@ static void on_request(struct vnic_drv *drv, uint64_t word)
 	case REQ_OPEN:
 		drv->cur_seq = seq;
 		drv->admin_up = true;
+		if (resetting(drv))
+			return; /* the reset's end answers */
 		if (drv->state == DRV_CLOSED)
-			start_init(drv);
-		else if (drv->state == DRV_DOWN && link_up_start(drv))
+			vnic_drv_start_init(drv);
+		else if (drv->state == DRV_DOWN && vnic_drv_link_up_start(drv))
 			bringup_fail(drv, -EIO);
 		else if (drv->state == DRV_OPEN)
-			finish(drv, 0);
+			vnic_drv_finish(drv, 0);
 		/* bring-up or close in progress: its end answers */
 		return;
 	case REQ_CLOSE:
 		drv->cur_seq = seq;
 		drv->admin_up = false;
-		if (drv->state == DRV_OPEN) {
+		if (resetting(drv)) {
+			/* nothing of a half-done reset stays: the next open starts from INIT */
+			vnic_drv_reset_abort(drv);
+			vnic_drv_finish(drv, 0);
+		} else if (drv->state == DRV_OPEN) {
 			if (start_close(drv))
 				close_abort(drv, 0); /* the device is gone: nothing to wait for */
 		} else if (in_bringup(drv)) {
 			bringup_fail(drv, 0);
 		} else if (drv->state != DRV_LINK_DOWN) {
-			finish(drv, 0);
+			vnic_drv_finish(drv, 0);
 		}
 		return;
 	case REQ_ABORT:
 		/* The waiter gave up: whatever is in progress ends now. */
 		drv->cur_seq = seq;
-		if (in_bringup(drv))
+		if (resetting(drv)) {
+			drv->admin_up = false;
+			vnic_drv_reset_abort(drv);
+			vnic_drv_finish(drv, -ETIMEDOUT);
+		} else if (in_bringup(drv)) {
 			bringup_fail(drv, -ETIMEDOUT);
-		else if (drv->state == DRV_LINK_DOWN)
+		} else if (drv->state == DRV_LINK_DOWN) {
 			close_abort(drv, -ETIMEDOUT);
-		else
+		} else {
 			drv->cur_seq = 0; /* already answered */
+		}
 		return;
 	default:
 		return;
 	}
 }
 
-static void on_timer(struct vnic_drv *drv)
+/* --- timeouts ------------------------------------------------------------------------ */
+
+/* Sends again what the state is still waiting for (a lost command or a lost answer). */
+static void resend(struct vnic_drv *drv)
+{
+	switch (drv->state) {
+	case DRV_VERSION:
+		send_version(drv);
+		break;
+	case DRV_QUERY:
+		send_queries(drv);
+		break;
+	case DRV_REQUEST:
+		send_requests(drv);
+		break;
+	case DRV_RXBUF:
+		send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, VNIC_CAP_RX_BUF_SIZE, 0);
+		break;
+	case DRV_QUERY_OFFLOAD:
+		send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, CTL_OFFLOAD_QUERY_OFF);
+		break;
+	case DRV_CONTROL_OFFLOAD:
+		send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, CTL_OFFLOAD_CONTROL_OFF);
+		break;
+	case DRV_MAP:
+		send_maps(drv, VNIC_CMD_REQUEST_MAP);
+		break;
+	case DRV_LOGIN:
+		login(drv);
+		break;
+	case DRV_LINK_UP:
+		vnic_drv_send_link_state(drv, VNIC_LINK_UP);
+		break;
+	case DRV_LINK_DOWN:
+	case DRV_RESET_DOWN:
+		vnic_drv_send_link_state(drv, VNIC_LINK_DOWN);
+		break;
+	case DRV_RESET_UNMAP:
+		send_maps(drv, VNIC_CMD_REQUEST_UNMAP);
+		break;
+	default:
+		break;
+	}
+}
+
+static void on_timer(struct vnic_drv *drv, uint64_t now)
 {
 	drv->timer_ns = 0;
-	if (drv->state != DRV_INIT)
-		return;
-	if (++drv->init_tries >= VNIC_DRV_INIT_RETRIES) {
-		bringup_fail(drv, -ETIMEDOUT);
+	if (drv->state == DRV_INIT) {
+		/* an open gives up after VNIC_DRV_INIT_RETRIES; a reset does not */
+		if (!drv->rst.active && drv->init_tries + 1 >= VNIC_DRV_INIT_RETRIES) {
+			bringup_fail(drv, -ETIMEDOUT);
+			return;
+		}
+		drv->init_tries++;
+		vnic_ctr_inc(&drv->st.init_retries);
+		send_init(drv);
 		return;
 	}
-	vnic_ctr_inc(&drv->st.init_retries);
-	send_init(drv);
+	if (!waits_answer(drv->state))
+		return;
+	/* a close waits for as long as its caller does (REQ_ABORT ends it) */
+	if (++drv->tries > VNIC_DRV_CMD_RETRIES && drv->state != DRV_LINK_DOWN) {
+		if (in_bringup(drv))
+			fail_bringup(drv, -ETIMEDOUT);
+		else
+			vnic_drv_reset_fail(drv, -ETIMEDOUT);
+		return;
+	}
+	vnic_ctr_inc(&drv->st.cmd_retries);
+	resend(drv);
+	drv->timer_ns = now + VNIC_DRV_CMD_TIMEOUT_NS;
+}
+
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : (int64_t)(a - b) < 0 ? a : b;
 }
 
 int vnic_drv_ctl_poll(struct vnic_napi *napi, int budget)
 {
 	struct vnic_drv *drv = vnic_container_of(napi, struct vnic_drv, ctl_napi);
 	struct vnic_crq m;
-	uint64_t word;
+	uint64_t word, now, t;
 	int done = 0;
 
 	word = atomic_exchange_explicit(&drv->req, REQ_NONE, memory_order_acquire);
@@ -964,11 +1280,15 @@ int vnic_drv_ctl_poll(struct vnic_napi *napi, int budget)
 		int err = dispatch(drv, &m);
 
 		if (err && was_bringup && in_bringup(drv))
-			bringup_fail(drv, err);
+			fail_bringup(drv, err);
 		done++;
 	}
-	if (drv->timer_ns && (int64_t)(vnic_now_ns() - drv->timer_ns) >= 0)
-		on_timer(drv);
+	now = vnic_now_ns();
+	if (drv->timer_ns && (int64_t)(now - drv->timer_ns) >= 0)
+		on_timer(drv, now);
+	/* resets last: they start only once everything above is settled */
+	t = vnic_drv_reset_poll(drv, now);
+	vnic_poller_set_timer(&napi->poller, earliest(drv->timer_ns, t));
 	/* The control path has no budget to respect: everything was handled. */
 	return done < budget ? done : budget - 1;
 }

@@ -6,7 +6,10 @@
  *            the netdev, counters
  *   ctl.c    the control poller: the CRQ bring-up state machine of
  *            docs/PROTOCOL.md section 2 (init, version, capabilities,
- *            offloads, maps, login, link), close, transport-event resets
+ *            offloads, maps, login, link), close, command retries
+ *   reset.c  resets (docs/ARCHITECTURE.md section 10): the reset queue, the
+ *            reasons and how each takes the datapath down and back, the tx
+ *            watchdog, the probe of a partner in doubt, change-param
  *   res.c    long-term buffer pools, sub-CRQs, indirect arrays
  *   tx.c     xmit (LTB copy, descriptors, direct or indirect submit, BQL,
  *            stop/wake) and tx completion (reclaim)
@@ -25,9 +28,10 @@
  * cpu (config.cpu): the control poller (woken by the CLIENT CRQ interrupt),
  * one tx completion poller per tx queue, one NAPI per rx queue. xmit must
  * be called on that cpu too (vnic_netdev_tx_cpu), as the core's txq
- * contract wants: so the driver's state needs no lock. Only open, close and
- * the counters are called from other threads; open and close hand their
- * request to the control poller and wait for its answer.
+ * contract wants: so the driver's state needs no lock. Only open, close,
+ * change-param and the counters are called from other threads; open and
+ * close hand their request to the control poller and wait for its answer,
+ * change-param queues a reset and returns.
  *
  * Lifecycle:
  *	vnic_drv_create (before the cpu starts: it registers its pollers)
@@ -67,9 +71,20 @@ enum vnic_drv_limits {
 	VNIC_DRV_RX_HEADROOM = 64, /* in the host packets rx hands up */
 	VNIC_DRV_AGG_BUFS = VNIC_GRO_BUCKETS * VNIC_GRO_MAX_HELD, /* per rx queue */
 	VNIC_DRV_INIT_RETRY_NS = 10000000, /* PROTOCOL.md section 2 step 1: every 10 ms */
-	VNIC_DRV_INIT_RETRIES = 100,	   /* ... 100 times */
+	VNIC_DRV_INIT_RETRIES = 100,	   /* ... 100 times (an open); a reset goes on: */
+	VNIC_DRV_INIT_SLOW_NS = 100000000, /* every 100 ms, while the link is wanted up */
 	VNIC_DRV_CAP_ROUNDS = 3,	   /* REQUEST_CAPABILITY rounds after PARTIALSUCCESS */
+	/* a command unanswered this long is sent again (a lost CRQ message) ... */
+	VNIC_DRV_CMD_TIMEOUT_NS = 50000000,
+	VNIC_DRV_CMD_RETRIES = 10,	     /* ... this many times, then the bring-up fails */
+	VNIC_DRV_RESET_RETRY_NS = 100000000, /* a failed reset: hard, this much later */
+	VNIC_DRV_FAILOVER_WAIT_NS = 1000000000ull, /* FAILOVER event: its INIT by then */
+	VNIC_DRV_PROBE_NS = 50000000,	/* a partner in doubt, or no carrier: asked this often */
+	VNIC_DRV_RX_RETRY_NS = 1000000, /* a replenish that fell short: again this much later */
 };
+
+/* The tx watchdog's default: a queue stopped this long without progress resets. */
+#define VNIC_DRV_DEFAULT_TX_TIMEOUT_NS 2000000000ull
 
 /* ---------------------------------------------------------------------------
  * Policies: each technique of the netdev threads vnic reproduces
@@ -179,6 +194,35 @@ struct vnic_drv_config {
 	enum vnic_drv_tx_csum tx_csum;
 	enum vnic_deliver_mode rx_deliver; /* default VNIC_DELIVER_GRO_LIST */
 	enum vnic_drv_tx_reclaim tx_reclaim;
+	/*
+	 * Resets (docs/ARCHITECTURE.md section 10). The tx watchdog: a tx queue
+	 * stopped (ring full, BQL, or the partner gone) with no completion and
+	 * no send for tx_timeout_ns, while the link is up with carrier, resets
+	 * the driver (reason TIMEOUT). Checked every quarter of it, so it fires
+	 * between 1 and 1.25 times tx_timeout_ns. 0 = 2 s.
+	 */
+	uint64_t tx_timeout_ns;
+	/*
+	 * What a later vnic_drv_change_param may ask for: queue pairs up to
+	 * max_queues (0 = tx_queues and rx_queues), entries per ring up to
+	 * max_entries (0 = tx_entries and rx_entries). Create sizes the queues,
+	 * their pollers and their completion rings for these.
+	 */
+	unsigned int max_queues;
+	uint32_t max_entries;
+};
+
+/*
+ * A change of parameters at run time (vnic_drv_change_param): 0 keeps the
+ * value in force. The ranges of struct vnic_drv_config, bounded by what
+ * create sized (max_queues, max_entries).
+ */
+struct vnic_drv_params {
+	uint32_t mtu; /* L3 */
+	unsigned int tx_queues;
+	unsigned int rx_queues;
+	uint32_t tx_entries;
+	uint32_t rx_entries;
 };
 
 /* Defaults as documented above; cpu stays NULL. */
@@ -238,6 +282,20 @@ int vnic_drv_open(struct vnic_drv *drv, struct vnic_cpu **cpus, unsigned int ncp
 int vnic_drv_close(struct vnic_drv *drv, struct vnic_cpu **cpus, unsigned int ncpus,
 		   uint64_t timeout_ns);
 
+/*
+ * Any thread: queues a CHANGE_PARAM reset that negotiates again with p
+ * (ibmvnic's do_change_param_reset): the datapath quiesces, everything in
+ * flight is completed to the host as dropped, the maps are released, and
+ * the bring-up runs from INIT with the new values; the netdev reports them
+ * when the link is back (a host must read the MTU and queue counts again:
+ * queues beyond the new count take nothing). A second change before the
+ * first ran replaces it. If the device refuses the new values, the old ones
+ * are restored and the driver comes back with them (reset_failures counts
+ * it). 0 (queued; it runs on the driver's cpu, watch resets_change_param),
+ * or -EINVAL (a value out of range).
+ */
+int vnic_drv_change_param(struct vnic_drv *drv, const struct vnic_drv_params *p);
+
 /* The netdev a host attaches to (vnic_netdev_attach). Valid until destroy. */
 struct vnic_netdev *vnic_drv_netdev(struct vnic_drv *drv);
 /* True while the link is up (open and not reset since). Any thread. */
@@ -246,7 +304,12 @@ bool vnic_drv_is_open(const struct vnic_drv *drv);
 /*
  * Counters (core.h "Counters"). Any thread; values read from another
  * thread may be stale. Driver-wide: state, open, carrier, opens, closes,
- * resets, init_retries, xport_events, error_indications, crq_ignored,
+ * resets (begun), resets_<reason> for xport, passive_init, failover,
+ * mobility, hard, fatal, timeout, non_fatal, change_param; reset_done,
+ * reset_failures, reset_aborted, reset_coalesced, reset_last_ns,
+ * reset_max_ns, reset_total_ns (begun to link up again), reset_queued
+ * (waiting now), reset_active, probes, probe_resumes, init_retries,
+ * cmd_retries, xport_events, error_indications, crq_ignored,
  * crq_send_errors, ind_fallbacks, neg_tx_queues, neg_rx_queues,
  * neg_tx_entries, neg_rx_entries, neg_mtu (L3), neg_ind_descs,
  * cur_ind_descs, rx_buf_size, desc_req, offloads (bit 0 tcp4, 1 udp4,
@@ -257,15 +320,20 @@ bool vnic_drv_is_open(const struct vnic_drv *drv);
  * txN_bql_limit, txN_bql_inflight, txN_stops, txN_wakes, txN_busy,
  * txN_completions, txN_completion_rounds, txN_bql_completed_calls,
  * txN_comp_errors (device rc != 0), txN_bad_correlator, txN_bad_num_comps,
- * txN_flush_errors, txN_flush_rc_{busy,parameter,closed,other},
+ * txN_flush_errors, txN_flush_rc_{busy,parameter,closed,dropped,other},
+ * txN_comp_stale (completions found after a reset took the slots back),
+ * txN_timeouts (the watchdog fired),
  * txN_xmit_reclaims (lazy: reclaims done in xmit), txN_timer_reclaims,
  * txN_orphaned, txN_interrupts (tx completion irqs taken), txN_used (entries in flight),
- * txN_pool_free, txN_tso_free, txN_drop_{too_long,bad_gso,bad_headers,no_buffer,down, flush}. Per
+ * txN_pool_free, txN_tso_free, txN_drop_{too_long,bad_gso,bad_headers,no_buffer,down,flush,
+ * reset} (reset: sent, and in flight when a reset took it back: the host got
+ * tx_done DROPPED). Per
  * rx queue N: rxN_packets, rxN_bytes, rxN_interrupts, rxN_polls, rxN_replenish_calls,
  * rxN_replenish_buffers, rxN_replenish_errors, rxN_gro_merged, rxN_gro_held, rxN_list_batches,
  * rxN_delivered (packets handed to the host, an aggregate once),
  * rxN_csum_unnecessary, rxN_parse_errors, rxN_bad_correlator,
- * rxN_drop_rc, rxN_drop_bad_len, rxN_drop_no_pkt, rxN_posted,
+ * rxN_drop_rc, rxN_drop_bad_len, rxN_drop_no_pkt, rxN_reset_drained,
+ * rxN_replenish_retries, rxN_posted,
  * rxN_pool_free, rxN_pkt_free, rxN_agg_free.
  */
 unsigned int vnic_drv_counters(const struct vnic_drv *drv, struct vnic_counter *out,

@@ -107,6 +107,7 @@ void vnic_drv_config_default(struct vnic_drv_config *cfg)
 	cfg->tx_csum = VNIC_DRV_CSUM_SW_DIRECT;
 	cfg->rx_deliver = VNIC_DELIVER_GRO_LIST;
 	cfg->tx_reclaim = VNIC_DRV_RECLAIM_IRQ;
+	cfg->tx_timeout_ns = VNIC_DRV_DEFAULT_TX_TIMEOUT_NS;
 }
 
 static int config_check(const struct vnic_drv_config *c)
@@ -125,6 +126,8 @@ static int config_check(const struct vnic_drv_config *c)
 	if (c->max_ind_descs < 1 || c->max_ind_descs > VNIC_MAX_IND_DESCS)
 		return -EINVAL;
 	if (c->deliver_batch > VNIC_DELIVER_MAX_BATCH)
+		return -EINVAL;
+	if (c->max_queues > VNIC_MAX_QUEUES || c->max_entries > VNIC_MAX_SUBCRQ_ENTRIES)
 		return -EINVAL;
 	if ((unsigned int)c->rx_replenish > VNIC_DRV_REPLENISH_ALWAYS ||
 	    (unsigned int)c->tx_hdr_build > VNIC_DRV_HDR_COPY ||
@@ -192,8 +195,8 @@ static void netdev_init(struct vnic_drv *drv)
 	nd->priv = drv;
 	snprintf(drv->name, sizeof(drv->name), "%s", drv->cfg.name ? drv->cfg.name : "vnic0");
 	nd->name = drv->name;
-	nd->num_tx_queues = drv->qtx;
-	nd->num_rx_queues = drv->qrx;
+	nd->num_tx_queues = drv->cfg.tx_queues;
+	nd->num_rx_queues = drv->cfg.rx_queues;
 	nd->mtu = drv->cfg.mtu;
 	memcpy(nd->mac, drv->cfg.mac, sizeof(nd->mac));
 	for (i = 0; i < VNIC_MAX_QUEUES; i++) {
@@ -240,10 +243,13 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 	drv->cfg = *cfg;
 	if (!drv->cfg.reclaim_ns)
 		drv->cfg.reclaim_ns = VNIC_DRV_DEFAULT_RECLAIM_NS;
+	if (!drv->cfg.tx_timeout_ns)
+		drv->cfg.tx_timeout_ns = VNIC_DRV_DEFAULT_TX_TIMEOUT_NS;
 	drv->hv = hv;
 	drv->cpu = cfg->cpu;
-	drv->qtx = cfg->tx_queues;
-	drv->qrx = cfg->rx_queues;
+	/* a change-param may ask for up to max_queues: their queues exist from now */
+	drv->qtx = cfg->max_queues > cfg->tx_queues ? cfg->max_queues : cfg->tx_queues;
+	drv->qrx = cfg->max_queues > cfg->rx_queues ? cfg->max_queues : cfg->rx_queues;
 	atomic_init(&drv->req, REQ_NONE);
 	atomic_init(&drv->done_seq, 0);
 	atomic_init(&drv->done_rc, 0);
@@ -272,9 +278,12 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 	}
 	netdev_init(drv);
 
-	err = vnic_drv_res_create(drv);
+	err = vnic_drv_reset_init(drv);
 	if (err)
 		goto err_free;
+	err = vnic_drv_res_create(drv);
+	if (err)
+		goto err_reset;
 	/*
 	 * Registered last: a poller cannot be taken back from a cpu, so on
 	 * failure here the cpu keeps pointers to freed memory and must not be
@@ -290,6 +299,8 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 
 err_res:
 	vnic_drv_res_destroy(drv);
+err_reset:
+	vnic_drv_reset_fini(drv);
 err_free:
 	free(a->names);
 	free(drv->txq);
@@ -324,6 +335,7 @@ void vnic_drv_destroy(struct vnic_drv *drv)
 			vnic_drv_tx_forget(&drv->txq[i]);
 	vnic_drv_res_destroy(drv);
 	vnic_drv_pools_free(drv);
+	vnic_drv_reset_fini(drv);
 	free(a->names);
 	free(drv->txq);
 	free(drv->rxq);
@@ -507,7 +519,10 @@ static const struct ctr_desc tx_ctrs[] = {
 	TXC(flush_rc_busy),
 	TXC(flush_rc_parameter),
 	TXC(flush_rc_closed),
+	TXC(flush_rc_dropped),
 	TXC(flush_rc_other),
+	TXC(comp_stale),
+	TXC(timeouts),
 	TXC(xmit_reclaims),
 	TXC(timer_reclaims),
 	TXC(orphaned),
@@ -517,6 +532,7 @@ static const struct ctr_desc tx_ctrs[] = {
 	TXD(no_buffer, TXD_NO_BUFFER),
 	TXD(down, TXD_DOWN),
 	TXD(flush, TXD_FLUSH),
+	TXD(reset, TXD_RESET),
 };
 
 #define RXC(f)                                                                                     \
@@ -536,6 +552,8 @@ static const struct ctr_desc rx_ctrs[] = {
 	RXC(drop_rc),
 	RXC(drop_bad_len),
 	RXC(drop_no_pkt),
+	RXC(reset_drained),
+	RXC(replenish_retries),
 };
 
 #define DRC(f)                                                                                     \
@@ -543,10 +561,27 @@ static const struct ctr_desc rx_ctrs[] = {
 #f, offsetof(struct drv_stats, f)                                                  \
 	}
 static const struct ctr_desc drv_ctrs[] = {
-	DRC(opens),	     DRC(closes),	    DRC(resets),
-	DRC(init_retries),   DRC(xport_events),	    DRC(error_indications),
-	DRC(crq_ignored),    DRC(crq_send_errors),  DRC(ind_fallbacks),
-	DRC(drop_bad_queue), DRC(bad_tx_comp_ring),
+	DRC(opens),
+	DRC(closes),
+	DRC(resets),
+	DRC(reset_done),
+	DRC(reset_failures),
+	DRC(reset_aborted),
+	DRC(reset_coalesced),
+	DRC(reset_last_ns),
+	DRC(reset_max_ns),
+	DRC(reset_total_ns),
+	DRC(probes),
+	DRC(probe_resumes),
+	DRC(init_retries),
+	DRC(cmd_retries),
+	DRC(xport_events),
+	DRC(error_indications),
+	DRC(crq_ignored),
+	DRC(crq_send_errors),
+	DRC(ind_fallbacks),
+	DRC(drop_bad_queue),
+	DRC(bad_tx_comp_ring),
 };
 
 /* Visits every counter; the callback sees the name and the value. */
@@ -589,6 +624,14 @@ static void visit(const struct vnic_drv *drv, struct ctr_visit *v)
 	put(v, "carrier", vnic_ctr_read(&drv->carrier));
 	for (i = 0; i < NAMES_LEN(drv_ctrs); i++)
 		put(v, drv_ctrs[i].name, rd(&drv->st, drv_ctrs[i].off));
+	for (i = 0; i < RST_MAX; i++) {
+		char name[VNIC_COUNTER_NAME_MAX];
+
+		snprintf(name, sizeof(name), "resets_%s", vnic_drv_reset_name(i));
+		put(v, name, vnic_ctr_read(&drv->st.resets_by[i]));
+	}
+	put(v, "reset_queued", vnic_ctr_load(&drv->rst.nq));
+	put(v, "reset_active", vnic_ctr_load(&drv->rst.active));
 	put(v, "neg_tx_queues", vnic_ctr_load(&drv->ntx));
 	put(v, "neg_rx_queues", vnic_ctr_load(&drv->nrx));
 	put(v, "neg_tx_entries", vnic_ctr_read32(&drv->tx_entries));

@@ -19,6 +19,7 @@
 #ifndef VNIC_DRIVER_DRV_INT_H
 #define VNIC_DRIVER_DRV_INT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "driver/driver.h"
@@ -88,6 +89,7 @@ enum tx_drop {
 	TXD_NO_BUFFER,
 	TXD_DOWN,
 	TXD_FLUSH, /* unwound after a failed send */
+	TXD_RESET, /* sent, and in flight when a reset (or an unanswered close) took it back */
 	TXD_MAX,
 };
 
@@ -115,7 +117,10 @@ struct drv_txq_stats {
 	uint64_t flush_rc_busy;
 	uint64_t flush_rc_parameter;
 	uint64_t flush_rc_closed;
+	uint64_t flush_rc_dropped;
 	uint64_t flush_rc_other;
+	uint64_t comp_stale; /* completions found after a reset took the slots back */
+	uint64_t timeouts;   /* the tx watchdog fired on this queue */
 	uint64_t xmit_reclaims;
 	uint64_t timer_reclaims;
 	uint64_t orphaned;
@@ -129,6 +134,7 @@ struct drv_txq {
 	struct vnic_drv *drv;
 	unsigned int idx;
 	bool running;	     /* link up: xmit takes packets */
+	bool live;	     /* slots may be in flight: completions are for them */
 	uint32_t entries;    /* negotiated REQ_TX_ENTRIES */
 	uint32_t used;	     /* sub-CRQ entries in flight (sent or batched) */
 	uint32_t ind_n;	     /* entries in the indirect array, not yet sent */
@@ -147,6 +153,9 @@ struct drv_txq {
 	_Atomic uint32_t napi_rxq;
 	/* lazy: the reclaim timer is armed */
 	bool timer_armed;
+	/* tx watchdog (reset.c): progress seen at the last tick, and since when */
+	uint64_t wd_progress;
+	uint64_t wd_since;
 	struct vnic_napi napi vnic_cacheline_aligned; /* completion poller */
 	struct drv_txq_stats st;
 } vnic_cacheline_aligned;
@@ -168,6 +177,8 @@ struct drv_rxq_stats {
 	uint64_t drop_rc;
 	uint64_t drop_bad_len;
 	uint64_t drop_no_pkt;
+	uint64_t reset_drained;	    /* completions of buffers a reset took back */
+	uint64_t replenish_retries; /* a failed replenish tried again from the timer */
 };
 
 struct drv_rxq {
@@ -177,6 +188,7 @@ struct drv_rxq {
 	uint32_t add_handle; /* the device's rx buffer add ring */
 	uint32_t post_len;   /* bytes per posted buffer (login response) */
 	uint32_t nposted;    /* buffers in the device's hands */
+	bool refill;	     /* a replenish fell short (a send failed): the timer retries */
 	uint8_t *posted;     /* per slot: 1 while posted */
 	struct drv_pool pool;
 	union vnic_subcrq_entry *ind;
@@ -196,6 +208,11 @@ struct drv_rxq {
  * Control
  * ------------------------------------------------------------------------- */
 
+/*
+ * Every state but CLOSED, OPEN, DOWN and RESET_WAIT waits for answers, and
+ * resends what is unanswered after VNIC_DRV_CMD_TIMEOUT_NS (INIT: its own
+ * schedule). docs/ARCHITECTURE.md section 10 draws them.
+ */
 enum drv_state {
 	DRV_CLOSED = 0, /* not logged in */
 	DRV_INIT,	/* INIT sent, waiting for INIT_COMPLETE (retried) */
@@ -209,8 +226,39 @@ enum drv_state {
 	DRV_LOGIN,
 	DRV_LINK_UP, /* LOGICAL_LINK_STATE(up) sent */
 	DRV_OPEN,
-	DRV_LINK_DOWN, /* LOGICAL_LINK_STATE(down) sent */
-	DRV_DOWN,      /* logged in, link down */
+	DRV_LINK_DOWN,	 /* close: LOGICAL_LINK_STATE(down) sent */
+	DRV_DOWN,	 /* logged in, link down */
+	DRV_RESET_DOWN,	 /* reset: LOGICAL_LINK_STATE(down) sent */
+	DRV_RESET_UNMAP, /* reset: REQUEST_UNMAP answers outstanding */
+	DRV_RESET_WAIT,	 /* reset: waiting for the partner (failover) or to retry */
+};
+
+/*
+ * Why a reset happens (ibmvnic's reset reasons), each with its counter
+ * resets_<name> (reset.c). The first five are hard: the partner forgot us
+ * (or we cannot trust what it has), so everything is taken back locally and
+ * the bring-up starts from INIT; a hard request drops the soft ones queued
+ * behind it. The others release what the partner holds through the
+ * protocol first.
+ */
+enum drv_reset_reason {
+	RST_XPORT,	  /* a transport event: the partner closed or reset */
+	RST_PASSIVE_INIT, /* an INIT from a partner that had us logged in */
+	RST_FAILOVER,	  /* the FAILOVER transport event (then the partner's INIT) */
+	RST_MOBILITY,	  /* the partition-migrated transport event */
+	RST_HARD,	  /* a failed reset, or a partner that no longer knows us */
+	RST_FATAL,	  /* a fatal ERROR_INDICATION */
+	RST_TIMEOUT,	  /* the tx watchdog */
+	RST_NON_FATAL,	  /* a non-fatal ERROR_INDICATION: link down and up only */
+	RST_CHANGE_PARAM, /* vnic_drv_change_param */
+	RST_MAX,
+};
+
+/* How a reset takes the datapath down and brings it back. */
+enum drv_reset_kind {
+	RK_LOCAL,   /* forget locally (the partner has forgotten), INIT, full bring-up */
+	RK_RELEASE, /* link down, REQUEST_UNMAP every map, INIT, full bring-up */
+	RK_SOFT,    /* link down, link up: the login and the maps stay */
 };
 
 /* The request word: (sequence << 2) | kind. */
@@ -264,15 +312,55 @@ static_assert(VNIC_LOGIN_RSP_BUF_MAX <= CTL_OFFLOAD_QUERY_OFF - CTL_LOGIN_RSP_OF
 struct drv_stats {
 	uint64_t opens;
 	uint64_t closes;
-	uint64_t resets;
+	uint64_t resets; /* begun, every reason */
 	uint64_t init_retries;
 	uint64_t xport_events;
 	uint64_t error_indications;
 	uint64_t crq_ignored;
 	uint64_t crq_send_errors;
+	uint64_t cmd_retries; /* commands sent again: no answer within the timeout */
 	uint64_t ind_fallbacks;
 	uint64_t drop_bad_queue;
 	uint64_t bad_tx_comp_ring;
+	/* resets (reset.c) */
+	uint64_t reset_done;	  /* brought back to where they started (or closed) */
+	uint64_t reset_failures;  /* given up on, retried as hard ones */
+	uint64_t reset_aborted;	  /* superseded in the middle by a hard one, or a close */
+	uint64_t reset_coalesced; /* requests merged into one already queued */
+	uint64_t reset_last_ns;
+	uint64_t reset_max_ns;
+	uint64_t reset_total_ns;
+	uint64_t resets_by[RST_MAX];
+	uint64_t probes;	/* LOGICAL_LINK_STATE(QUERY) sent to a partner in doubt */
+	uint64_t probe_resumes; /* answered: the partner still had us, traffic resumed */
+};
+
+/*
+ * Resets (reset.c): a queue of requests, one reset at a time, run by the
+ * control poller (ibmvnic's rwi list and its reset work). Everything here
+ * is the control poller's but the change-param hand-off; nq and active are
+ * read by the counters, so stored with vnic_ctr_store.
+ */
+struct drv_reset {
+	uint8_t queue[RST_MAX]; /* reasons, oldest first, each at most once */
+	unsigned int nq;
+	bool active;
+	enum drv_reset_reason cur;
+	enum drv_reset_kind kind;
+	uint64_t start_ns;
+	uint64_t retry_at;	   /* RESET_WAIT after a failure: a hard reset then */
+	uint64_t failover_until;   /* RESET_WAIT for a failover: INIT now at the latest */
+	bool cp_applied;	   /* the change-param's values are in cfg */
+	struct vnic_drv_params cp; /* the change-param queued */
+	struct vnic_drv_params fallback;
+	bool ind_safe; /* fell back to 16 indirect entries: for good */
+	bool suspect;  /* a send said the partner may be gone: probe it */
+	uint64_t probe_at;
+	uint64_t wd_at; /* next tx watchdog tick */
+	/* vnic_drv_change_param, from any thread */
+	pthread_mutex_t lock;
+	struct vnic_drv_params posted;
+	_Atomic bool pending;
 };
 
 /* Offloads turned on by CONTROL_IP_OFFLOAD. */
@@ -300,14 +388,19 @@ struct vnic_drv {
 	struct vnic_napi ctl_napi;
 	enum drv_state state;
 	bool admin_up;	   /* open asked for, not closed since */
-	uint64_t timer_ns; /* our deadline on the ctl poller; 0 none */
+	uint64_t timer_ns; /* the state's deadline (resend, INIT retry); 0 none */
 	unsigned int init_tries;
-	unsigned int pending; /* answers outstanding in this state */
+	unsigned int tries;   /* resends in this state */
+	uint32_t qc_done;     /* QUERY_CAPABILITY answers in (bit per enum drv_qcap) */
+	uint32_t rc_done;     /* REQUEST_CAPABILITY answers in, this round */
+	uint64_t map_done[4]; /* REQUEST_MAP (or UNMAP) answers in, bit per map id */
+	unsigned int nmaps;   /* LTBs mapped with the device in this login */
 	unsigned int cap_round;
 	bool cap_partial;
 	uint64_t qcap[QC_MAX];
 	uint32_t rcap[RC_MAX]; /* asked, then granted */
 	uint64_t carrier;
+	struct drv_reset rst;
 
 	/* DMA-mapped control page */
 	uint8_t *ctl;
@@ -328,8 +421,9 @@ struct vnic_drv {
 	uint16_t min_mss;
 	bool pools_ready; /* LTB pools allocated for the sizes above */
 
-	/* queues: as many as asked for; the first ntx/nrx are in use */
+	/* queues: as many as may be asked for; the first ntx/nrx are in use */
 	unsigned int qtx, qrx;
+	uint32_t txc_size, rxc_size; /* completion ring entries: the most a change may ask */
 	struct drv_txq *txq;
 	struct drv_rxq *rxq;
 
@@ -358,6 +452,52 @@ extern struct drv_trace_points vnic_drv_tp;
 int vnic_drv_ctl_poll(struct vnic_napi *napi, int budget);
 extern const struct vnic_irq_ops vnic_drv_ctl_irq_ops;
 void vnic_drv_ctl_irq(void *ctx);
+/* A state and its deadline: answers awaited from now, resent after a timeout. */
+void vnic_drv_set_state(struct vnic_drv *drv, enum drv_state s);
+/* Answers the waiting open or close, if any. */
+void vnic_drv_finish(struct vnic_drv *drv, int rc);
+/* The bring-up from INIT (docs/PROTOCOL.md section 2). */
+void vnic_drv_start_init(struct vnic_drv *drv);
+/* Step 8: rx buffers, interrupts, LOGICAL_LINK_STATE(up). 0 or -EIO. */
+int vnic_drv_link_up_start(struct vnic_drv *drv);
+/* xmit answers BUSY, the batch is dropped, the link is down for the host. */
+void vnic_drv_datapath_quiesce(struct vnic_drv *drv);
+/* Everything in flight back to the driver (dropped), every tx queue stopped. */
+void vnic_drv_datapath_stop(struct vnic_drv *drv);
+int vnic_drv_send_link_state(struct vnic_drv *drv, uint8_t state);
+void vnic_drv_send_xport(struct vnic_drv *drv, uint8_t reason);
+/* A reset's REQUEST_UNMAP of every map (state RESET_UNMAP), answered in vnic_drv_reset_unmapped. */
+void vnic_drv_release_maps(struct vnic_drv *drv);
+
+/* --- reset.c ------------------------------------------------------------- */
+/* Queues a reset for reason (coalesced, superseded: see struct drv_reset). */
+void vnic_drv_reset_request(struct vnic_drv *drv, enum drv_reset_reason reason);
+/*
+ * From the control poll, after the messages: the change-param posted, the
+ * watchdog, the probe, a retry due, and the next queued reset if nothing
+ * else is in progress. Returns the earliest deadline of its own (0 none).
+ */
+uint64_t vnic_drv_reset_poll(struct vnic_drv *drv, uint64_t now);
+/* The reset's LOGICAL_LINK_STATE(down) was answered (rc). */
+void vnic_drv_reset_down_done(struct vnic_drv *drv, uint8_t rc);
+/* Every REQUEST_UNMAP of the reset was answered. */
+void vnic_drv_reset_unmapped(struct vnic_drv *drv);
+/* The reset's bring-up reached OPEN (or DOWN for a link closed meanwhile). */
+void vnic_drv_reset_done(struct vnic_drv *drv);
+/* The reset's bring-up failed: a hard one, a little later. */
+void vnic_drv_reset_fail(struct vnic_drv *drv, int err);
+/* A close (or an abandoned open) during a reset: nothing stays, state CLOSED. */
+void vnic_drv_reset_abort(struct vnic_drv *drv);
+/* The partner answered the probe: rc SUCCESS, it still has us. */
+void vnic_drv_reset_probe_answer(struct vnic_drv *drv, uint8_t rc);
+/* The datapath saw the partner go (CLOSED, a stale handle): stop, probe. */
+void vnic_drv_partner_suspect(struct vnic_drv *drv);
+/* The state a partner's INIT leads to, given the reset in progress (if any). */
+void vnic_drv_reset_partner_init(struct vnic_drv *drv);
+bool vnic_drv_reset_is_hard(enum drv_reset_reason r);
+const char *vnic_drv_reset_name(enum drv_reset_reason r);
+int vnic_drv_reset_init(struct vnic_drv *drv);
+void vnic_drv_reset_fini(struct vnic_drv *drv);
 
 /* --- res.c --------------------------------------------------------------- */
 /* Rings, indirect arrays and the control page: at create. */

@@ -75,12 +75,18 @@ static void ind_free(struct vnic_drv *drv, union vnic_subcrq_entry **ind, uint64
 
 int vnic_drv_res_create(struct vnic_drv *drv)
 {
-	/* A completion ring holds every packet (rx: buffer) that may be in flight. */
-	uint32_t txc = pow2_at_least(drv->cfg.tx_entries);
-	uint32_t rxc = pow2_at_least(drv->cfg.rx_entries);
+	/*
+	 * A completion ring holds every packet (rx: buffer) that may be in
+	 * flight, with the most entries a change-param may ask for.
+	 */
+	uint32_t max = drv->cfg.max_entries;
+	uint32_t txc = pow2_at_least(max > drv->cfg.tx_entries ? max : drv->cfg.tx_entries);
+	uint32_t rxc = pow2_at_least(max > drv->cfg.rx_entries ? max : drv->cfg.rx_entries);
 	unsigned int i;
 	int err;
 
+	drv->txc_size = txc;
+	drv->rxc_size = rxc;
 	drv->ctl = page_alloc(CTL_PAGE);
 	if (!drv->ctl)
 		return -ENOMEM;

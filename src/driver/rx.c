@@ -104,8 +104,12 @@ static void buf_free(struct drv_rxq *rxq, uint32_t idx)
 	vnic_ctr_set32(&rxq->pool.nfree, nfree + 1);
 }
 
-/* Sends n rx buffer adds from the indirect array; a failure gives them all back. */
-static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
+/*
+ * Sends n rx buffer adds from the indirect array; a failure gives them all
+ * back (docs/PROTOCOL.md section 5 says what each rc means here). Returns
+ * VNIC_H_SUCCESS or the rc.
+ */
+static long rx_flush(struct drv_rxq *rxq, uint32_t n)
 {
 	struct vnic_drv *drv = rxq->drv;
 	uint64_t t0;
@@ -120,7 +124,7 @@ static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
 	if (vnic_likely(rc == VNIC_H_SUCCESS)) {
 		vnic_ctr_add32(&rxq->nposted, n);
 		vnic_ctr_add(&rxq->st.replenish_buffers, n);
-		return true;
+		return rc;
 	}
 	for (i = 0; i < n; i++) {
 		uint32_t idx = (uint32_t)vnic_be64_get(&rxq->ind[i].rx_add.correlator);
@@ -129,23 +133,31 @@ static bool rx_flush(struct drv_rxq *rxq, uint32_t n)
 		buf_free(rxq, idx);
 	}
 	vnic_ctr_add(&rxq->st.replenish_errors, n);
-	if (rc == VNIC_H_PARAMETER && drv->cur_ind > VNIC_SAFE_IND_DESCS) {
-		vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
-		vnic_ctr_inc(&drv->st.ind_fallbacks);
-	} else if (rc == VNIC_H_CLOSED) {
-		vnic_ctr_set(&drv->carrier, 0);
+	if (rc == VNIC_H_PARAMETER && n > VNIC_SAFE_IND_DESCS) {
+		/* as a tx flush (tx.c flush_error): the safe 16, for good */
+		if (drv->cur_ind > VNIC_SAFE_IND_DESCS) {
+			vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
+			vnic_ctr_inc(&drv->st.ind_fallbacks);
+		}
+		drv->rst.ind_safe = true;
+	} else if (rc == VNIC_H_CLOSED || rc == VNIC_H_PARAMETER) {
+		vnic_drv_partner_suspect(drv);
 	}
-	return false;
+	return rc;
 }
 
-/* Rx adds always go indirect, in batches of the indirect limit (docs/PROTOCOL.md section 9.4). */
-static unsigned int replenish(struct drv_rxq *rxq)
+/*
+ * Posts free buffers in batches of at most limit until the ring's share is
+ * full or the pool is empty. VNIC_H_SUCCESS, or the rc of the batch that
+ * failed (its buffers are back in the pool, the rest were not tried).
+ */
+static long post(struct drv_rxq *rxq, uint32_t limit)
 {
 	struct vnic_drv *drv = rxq->drv;
 	struct drv_pool *p = &rxq->pool;
-	uint32_t n = 0, before = rxq->nposted;
+	uint32_t n = 0;
+	long rc;
 
-	vnic_ctr_inc(&rxq->st.replenish_calls);
 	while (rxq->nposted + n < drv->rx_entries && p->nfree) {
 		uint32_t idx = p->free_map[p->nfree - 1];
 		struct vnic_rx_add *a = &rxq->ind[n++].rx_add;
@@ -158,14 +170,39 @@ static unsigned int replenish(struct drv_rxq *rxq)
 		a->map_id = pool_ltb(p, idx)->map_id;
 		vnic_be24_put(&a->len, rxq->post_len);
 		rxq->posted[idx] = 1;
-		if (n == drv->cur_ind) {
-			if (!rx_flush(rxq, n))
-				return rxq->nposted - before;
+		if (n == limit) {
+			rc = rx_flush(rxq, n);
+			if (rc != VNIC_H_SUCCESS)
+				return rc;
 			n = 0;
 		}
 	}
-	if (n)
-		rx_flush(rxq, n);
+	return n ? rx_flush(rxq, n) : VNIC_H_SUCCESS;
+}
+
+/*
+ * Rx adds always go indirect, in batches of the indirect limit
+ * (docs/PROTOCOL.md section 9.4). A batch refused for its size is sent
+ * again at once in batches of the safe size; any other failure leaves the
+ * buffers in the pool and a retry to the NAPI's timer (the device may have
+ * none posted: no completion would come to run us).
+ */
+static unsigned int replenish(struct drv_rxq *rxq)
+{
+	struct vnic_drv *drv = rxq->drv;
+	uint32_t before = rxq->nposted, limit;
+	long rc;
+
+	vnic_ctr_inc(&rxq->st.replenish_calls);
+	rxq->refill = false;
+	do {
+		limit = drv->cur_ind;
+		rc = post(rxq, limit);
+	} while (rc != VNIC_H_SUCCESS && drv->cur_ind < limit);
+	if (rc != VNIC_H_SUCCESS && rxq->running) {
+		rxq->refill = true;
+		vnic_poller_set_timer(&rxq->napi.poller, vnic_now_ns() + VNIC_DRV_RX_RETRY_NS);
+	}
 	return rxq->nposted - before;
 }
 
@@ -179,14 +216,26 @@ unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq)
 	return n;
 }
 
+/* Completions of buffers the driver took back: the frames go with them. */
+static int drop_stale(struct drv_rxq *rxq)
+{
+	int n = 0;
+
+	while (vnic_subcrq_peek(rxq->comp)) {
+		vnic_subcrq_consume(rxq->comp);
+		n++;
+	}
+	vnic_ctr_add(&rxq->st.reset_drained, (uint64_t)n);
+	return n;
+}
+
 void vnic_drv_rx_forget(struct drv_rxq *rxq)
 {
-	const union vnic_subcrq_entry *e;
 	uint32_t i;
 
 	/* Completions still in the ring are dropped with the buffers they name. */
-	while ((e = vnic_subcrq_peek(rxq->comp)))
-		vnic_subcrq_consume(rxq->comp);
+	drop_stale(rxq);
+	rxq->refill = false;
 	for (i = 0; i < rxq->pool.count; i++) {
 		if (rxq->posted[i]) {
 			rxq->posted[i] = 0;
@@ -252,8 +301,11 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 		for (uint32_t m = napi_txmask(rxq); m; m &= m - 1)
 			vnic_drv_tx_reclaim(&drv->txq[__builtin_ctz(m)]);
 	}
-	if (vnic_unlikely(!rxq->running))
+	/* Link down or a reset: whatever comes in is for buffers taken back. */
+	if (vnic_unlikely(!rxq->running)) {
+		drop_stale(rxq);
 		return 0;
+	}
 
 	/* peek's acquire is the dma_rmb: the frame in the LTB is read after the entry. */
 	while (frames < budget && (e = vnic_subcrq_peek(rxq->comp))) {
@@ -311,7 +363,9 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 	 * ibmvnic rr 1/7: a poll under budget is not a reason to refill; a
 	 * pool below half is. The "before" refills after every such poll.
 	 */
-	if (rxq->nposted < drv->rx_entries / 2 ||
+	if (rxq->refill)
+		vnic_ctr_inc(&rxq->st.replenish_retries);
+	if (rxq->nposted < drv->rx_entries / 2 || rxq->refill ||
 	    (drv->cfg.rx_replenish == VNIC_DRV_REPLENISH_ALWAYS && frames < budget))
 		vnic_drv_rx_replenish(rxq);
 	return frames;

@@ -145,7 +145,11 @@ static void bql_completed(struct drv_txq *txq, uint32_t pkts, uint32_t bytes)
 
 /* --- submit -------------------------------------------------------------------- */
 
-static void flush_error(struct drv_txq *txq, long rc)
+/*
+ * A send failed; n is how many entries it carried. What each rc means here
+ * is in docs/PROTOCOL.md section 5; the batch itself is always lost.
+ */
+static void flush_error(struct drv_txq *txq, long rc, uint32_t n)
 {
 	struct vnic_drv *drv = txq->drv;
 
@@ -154,34 +158,37 @@ static void flush_error(struct drv_txq *txq, long rc)
 	case VNIC_H_BUSY:
 		vnic_ctr_inc(&txq->st.flush_rc_busy);
 		break;
+	case VNIC_H_DROPPED:
+		/* the hypervisor dropped it: as ibmvnic, counted, the batch lost */
+		vnic_ctr_inc(&txq->st.flush_rc_dropped);
+		break;
 	case VNIC_H_PARAMETER:
 		vnic_ctr_inc(&txq->st.flush_rc_parameter);
 		/*
 		 * The hypervisor may allow fewer entries per indirect send than
 		 * negotiated (POWER8: 16). Upstream falls back to the safe
 		 * number for good; the batch itself is lost (3c14917953a5).
+		 * Ours only for a batch the smaller limit explains: one within
+		 * it was refused for its handle, a partner that forgot us.
 		 */
-		if (drv->cur_ind > VNIC_SAFE_IND_DESCS) {
-			vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
-			vnic_ctr_inc(&drv->st.ind_fallbacks);
+		if (n > VNIC_SAFE_IND_DESCS) {
+			if (drv->cur_ind > VNIC_SAFE_IND_DESCS) {
+				vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
+				vnic_ctr_inc(&drv->st.ind_fallbacks);
+			}
+			drv->rst.ind_safe = true;
+		} else {
+			vnic_drv_partner_suspect(drv);
 		}
 		break;
 	case VNIC_H_CLOSED:
 		/*
 		 * The partner is gone. As ibmvnic: every queue stops and the
-		 * carrier drops; nothing wakes them but the bring-up that
-		 * follows the transport event.
+		 * carrier drops until the transport event that follows resets
+		 * us; reset.c asks the partner if none comes.
 		 */
 		vnic_ctr_inc(&txq->st.flush_rc_closed);
-		vnic_ctr_set(&drv->carrier, 0);
-		for (unsigned int i = 0; i < drv->ntx; i++) {
-			struct drv_txq *t = &drv->txq[i];
-
-			t->running = false;
-			if (!vnic_txq_stopped(&t->txq))
-				vnic_ctr_inc(&t->st.stops);
-			vnic_txq_stop(&t->txq);
-		}
+		vnic_drv_partner_suspect(drv);
 		break;
 	default:
 		vnic_ctr_inc(&txq->st.flush_rc_other);
@@ -237,7 +244,7 @@ static long tx_flush(struct drv_txq *txq)
 					  txq->ind_ioba, txq->ind_n);
 	vnic_trace_end(&vnic_drv_tp.send_indirect, t1);
 	if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
-		flush_error(txq, rc);
+		flush_error(txq, rc, txq->ind_n);
 		vnic_drv_tx_unwind_batch(txq);
 		vnic_trace_end(&vnic_drv_tp.tx_flush, t0);
 		return rc;
@@ -719,7 +726,7 @@ static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt
 		vnic_txq_sent(&txq->txq, p->len, false);
 		rc = send_direct(txq, &e[0]);
 		if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
-			flush_error(txq, rc);
+			flush_error(txq, rc, 1);
 			vnic_ctr_inc(&txq->st.drops[TXD_FLUSH]);
 			slot_release(txq, p->pool, slot, p->corr, VNIC_TX_DONE_DROPPED);
 			bql_completed(txq, 1, p->len);
@@ -812,6 +819,20 @@ const struct vnic_netdev_ops vnic_drv_netdev_ops = {
 
 /* --- completion --------------------------------------------------------------------- */
 
+/*
+ * A reset took every slot back (vnic_drv_tx_forget): what the ring holds
+ * now was sent for packets already completed to the host as dropped.
+ * Looking at the correlators could only match slots a later packet reuses.
+ */
+static unsigned int drop_stale(struct drv_txq *txq)
+{
+	while (vnic_subcrq_peek(txq->comp)) {
+		vnic_subcrq_consume(txq->comp);
+		vnic_ctr_inc(&txq->st.comp_stale);
+	}
+	return 0;
+}
+
 unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 {
 	bool per_entry = txq->drv->cfg.bql_complete == VNIC_DRV_BQL_PER_ENTRY;
@@ -821,6 +842,8 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 
 	if (vnic_unlikely(!txq->slots))
 		return 0;
+	if (vnic_unlikely(!txq->live))
+		return drop_stale(txq);
 	t0 = vnic_trace_begin(&vnic_drv_tp.tx_complete);
 	/* peek's acquire is the dma_rmb: the entry's body is read after its valid bit. */
 	while ((e = vnic_subcrq_peek(txq->comp))) {
@@ -868,24 +891,27 @@ unsigned int vnic_drv_tx_reclaim(struct drv_txq *txq)
 	return pkts;
 }
 
+/*
+ * Every slot in flight back to the pool, its host told DROPPED (BQL is
+ * reset by the caller: the ring is empty). From here on the ring's
+ * completions are stale (live false) until the link comes up again.
+ */
 void vnic_drv_tx_forget(struct drv_txq *txq)
 {
 	struct drv_pool *pool;
 	uint32_t i;
 
-	for (i = 0; i < txq->pool.count; i++) {
-		struct tx_slot *s = slot_lookup(txq, i, &pool);
+	for (i = 0; i < txq->pool.count + txq->tso.count; i++) {
+		uint32_t corr = i < txq->pool.count ? i : (i - txq->pool.count) | VNIC_TX_CORR_TSO;
+		struct tx_slot *s = slot_lookup(txq, corr, &pool);
 
-		if (s)
-			slot_release(txq, pool, s, i, VNIC_TX_DONE_DROPPED);
-	}
-	for (i = 0; i < txq->tso.count; i++) {
-		struct tx_slot *s = slot_lookup(txq, i | VNIC_TX_CORR_TSO, &pool);
-
-		if (s)
-			slot_release(txq, pool, s, i | VNIC_TX_CORR_TSO, VNIC_TX_DONE_DROPPED);
+		if (!s)
+			continue;
+		vnic_ctr_inc(&txq->st.drops[TXD_RESET]);
+		slot_release(txq, pool, s, corr, VNIC_TX_DONE_DROPPED);
 	}
 	vnic_ctr_set32(&txq->used, 0);
+	txq->live = false;
 }
 
 int vnic_drv_tx_poll(struct vnic_napi *napi, int budget)

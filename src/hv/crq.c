@@ -23,6 +23,33 @@ static long crq_fail(struct vnic_hv *hv, long rc)
 	return rc;
 }
 
+/* Under r->lock: body first, byte 0 last (release), then the producer moves on. */
+static void publish(struct crq_ring *r, const struct vnic_crq *msg, uint8_t first)
+{
+	struct vnic_crq *slot = &r->msgs[r->prod];
+
+	memcpy(slot->raw + 1, msg->raw + 1, sizeof(*msg) - 1);
+	ring_first_publish(&slot->first, first);
+	r->prod = (r->prod + 1) & CRQ_MASK;
+}
+
+/* crq-loss and crq-dup (docs/FAULTS.md): one draw per message, under r->lock. */
+enum crq_fault { CRQ_DELIVER, CRQ_LOSE, CRQ_DUP };
+
+static enum crq_fault crq_fault(struct vnic_hv *hv, struct crq_ring *r)
+{
+	double u;
+
+	if (!(hv->fault.crq_loss > 0 || hv->fault.crq_dup > 0))
+		return CRQ_DELIVER;
+	u = (double)(vnic_fault_rng_next(&r->rng) >> 11) * 0x1p-53;
+	if (u < hv->fault.crq_loss)
+		return CRQ_LOSE;
+	if (u < hv->fault.crq_loss + hv->fault.crq_dup)
+		return CRQ_DUP;
+	return CRQ_DELIVER;
+}
+
 void vnic_hv_crq_set_irq(struct vnic_hv *hv, enum vnic_hv_side side, vnic_hv_irq_fn fn, void *ctx)
 {
 	struct crq_ring *r;
@@ -51,6 +78,7 @@ void vnic_hv_crq_set_open(struct vnic_hv *hv, bool open)
 
 long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct vnic_crq *msg)
 {
+	enum crq_fault fault;
 	struct vnic_crq *slot;
 	struct crq_ring *r;
 	uint8_t first;
@@ -72,9 +100,19 @@ long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct v
 		pthread_mutex_unlock(&r->lock);
 		return crq_fail(hv, VNIC_H_BUSY);
 	}
-	memcpy(slot->raw + 1, msg->raw + 1, sizeof(*msg) - 1);
-	ring_first_publish(&slot->first, first);
-	r->prod = (r->prod + 1) & CRQ_MASK;
+	fault = fault_injecting(hv) ? crq_fault(hv, r) : CRQ_DELIVER;
+	if (fault == CRQ_LOSE) {
+		/* accepted, as a message lost beyond the sender's view would be */
+		pthread_mutex_unlock(&r->lock);
+		ctr_add_shared(&hv->glob.send_crq, 1);
+		ctr_add_shared(&hv->glob.fault_crq_lost, 1);
+		return VNIC_H_SUCCESS;
+	}
+	publish(r, msg, first);
+	if (fault == CRQ_DUP && !(ring_first_acquire(&r->msgs[r->prod].first) & VNIC_CRQ_CMD_RSP)) {
+		publish(r, msg, first);
+		ctr_add_shared(&hv->glob.fault_crq_dup, 1);
+	}
 	pthread_mutex_unlock(&r->lock);
 	ctr_add_shared(&hv->glob.send_crq, 1);
 

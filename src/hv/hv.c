@@ -50,6 +50,8 @@ int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vn
 	if (cost)
 		hv->cost = *cost;
 	atomic_init(&hv->open, true);
+	atomic_init(&hv->faults_on, false);
+	vnic_fault_cfg_default(&hv->fault);
 	hv->next_gen = 1;
 	hv->dma.next_ioba = VNIC_HV_IOBA_BASE;
 
@@ -104,10 +106,19 @@ static void stats_add(struct vnic_hv_stats *dst, const struct vnic_hv_stats *src
 	dst->send_subcrq += vnic_ctr_read(&src->send_subcrq);
 	dst->send_subcrq_indirect += vnic_ctr_read(&src->send_subcrq_indirect);
 	dst->indirect_entries += vnic_ctr_read(&src->indirect_entries);
+	if (vnic_ctr_read(&src->indirect_max) > dst->indirect_max)
+		dst->indirect_max = vnic_ctr_read(&src->indirect_max);
 	dst->rc_parameter += vnic_ctr_read(&src->rc_parameter);
 	dst->rc_busy += vnic_ctr_read(&src->rc_busy);
 	dst->rc_closed += vnic_ctr_read(&src->rc_closed);
+	dst->rc_dropped += vnic_ctr_read(&src->rc_dropped);
 	dst->dma_bad_translation += vnic_ctr_read(&src->dma_bad_translation);
+	dst->fault_busy += vnic_ctr_read(&src->fault_busy);
+	dst->fault_dropped += vnic_ctr_read(&src->fault_dropped);
+	dst->fault_closed += vnic_ctr_read(&src->fault_closed);
+	dst->fault_ind_param += vnic_ctr_read(&src->fault_ind_param);
+	dst->fault_crq_lost += vnic_ctr_read(&src->fault_crq_lost);
+	dst->fault_crq_dup += vnic_ctr_read(&src->fault_crq_dup);
 }
 
 /*
@@ -133,6 +144,8 @@ void vnic_hv_stats(const struct vnic_hv *chv, struct vnic_hv_stats *out)
 		s.send_subcrq += vnic_ctr_read(&slot->sends);
 		s.send_subcrq_indirect += vnic_ctr_read(&slot->sends_indirect);
 		s.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
+		if (vnic_ctr_read(&slot->indirect_max) > s.indirect_max)
+			s.indirect_max = vnic_ctr_read(&slot->indirect_max);
 		s.rc_busy += vnic_ctr_read(&q->full);
 	}
 	pthread_mutex_unlock(&hv->lock);
@@ -147,4 +160,40 @@ const struct vnic_hv_cost *vnic_hv_cost(const struct vnic_hv *hv)
 uint32_t vnic_hv_max_ind_descs(const struct vnic_hv *hv)
 {
 	return hv->max_ind_descs;
+}
+
+int vnic_hv_set_faults(struct vnic_hv *hv, const struct vnic_fault_cfg *cfg, uint64_t stream)
+{
+	unsigned int i;
+
+	if (!hv)
+		return -EINVAL;
+	atomic_store_explicit(&hv->faults_on, false, memory_order_release);
+	pthread_mutex_lock(&hv->lock);
+	if (cfg)
+		hv->fault = *cfg;
+	else
+		vnic_fault_cfg_default(&hv->fault);
+	hv->fault_stream = stream;
+	hv->faults_set = vnic_fault_hv_any(&hv->fault);
+	/* Rings that exist already draw from their own stream too. */
+	for (i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
+		struct vnic_subcrq *q = atomic_load(&hv->slots[i].q);
+
+		if (q)
+			vnic_fault_rng_init(&hv->slots[i].rng, hv->fault.seed,
+					    fault_stream_ring(hv, q->handle));
+	}
+	pthread_mutex_unlock(&hv->lock);
+	for (i = 0; i < 2; i++) {
+		pthread_mutex_lock(&hv->crq[i].lock);
+		vnic_fault_rng_init(&hv->crq[i].rng, hv->fault.seed, fault_stream_crq(hv, i));
+		pthread_mutex_unlock(&hv->crq[i].lock);
+	}
+	return 0;
+}
+
+void vnic_hv_faults_enable(struct vnic_hv *hv, bool on)
+{
+	atomic_store_explicit(&hv->faults_on, on && hv->faults_set, memory_order_release);
 }

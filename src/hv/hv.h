@@ -72,11 +72,83 @@ struct vnic_hv_stats {
 	uint64_t send_subcrq;		/* direct hcalls */
 	uint64_t send_subcrq_indirect;	/* indirect hcalls */
 	uint64_t indirect_entries;	/* entries moved by indirect hcalls */
+	uint64_t indirect_max;		/* the most entries one indirect hcall moved */
 	uint64_t rc_parameter;		/* hcalls refused with PARAMETER */
 	uint64_t rc_busy;
 	uint64_t rc_closed;
+	uint64_t rc_dropped;		/* hcalls answered DROPPED (only ever injected) */
 	uint64_t dma_bad_translation;	/* ioba/len outside every mapping */
+	/* faults injected (fault.c, docs/FAULTS.md): each also counts in its rc_* above */
+	uint64_t fault_busy;		/* hcall-busy */
+	uint64_t fault_dropped;		/* hcall-dropped */
+	uint64_t fault_closed;		/* hcall-closed */
+	uint64_t fault_ind_param;	/* ind-param-above: indirect sends refused PARAMETER */
+	uint64_t fault_crq_lost;	/* crq-loss: messages accepted and never delivered */
+	uint64_t fault_crq_dup;		/* crq-dup: messages delivered twice */
 };
+
+/* ---------------------------------------------------------------------------
+ * Faults on demand (fault.c, docs/FAULTS.md). One configuration describes
+ * every fault of a vNIC: the hv injects the hcall and CRQ ones
+ * (vnic_hv_set_faults), the device the scheduled ones (struct
+ * vnic_dev_config, src/device). Probabilities are per hcall or message,
+ * durations in ns; zero turns an item off.
+ * ------------------------------------------------------------------------- */
+
+enum {
+	VNIC_FAULT_DEFAULT_DOWN_NS = 1000000,		/* down-for: 1 ms */
+	VNIC_FAULT_DEFAULT_LINK_DOWN_NS = 10000000,	/* link-down-for: 10 ms */
+};
+
+struct vnic_fault_cfg {
+	uint64_t seed;			/* every generator is seeded from it (default 1) */
+	/* the driver's sub-CRQ send hcalls, direct and indirect */
+	double hcall_busy;		/* answered H_BUSY, nothing written */
+	double hcall_dropped;		/* answered H_DROPPED, nothing written */
+	double hcall_closed;		/* answered H_CLOSED, nothing written */
+	uint32_t ind_param_above;	/* indirect sends of more entries: H_PARAMETER */
+	/* CRQ messages, both directions */
+	double crq_loss;		/* accepted (H_SUCCESS) and never delivered */
+	double crq_dup;			/* delivered twice in a row */
+	/* the device, on a schedule */
+	uint64_t reset_every_ns;	/* it resets: transport event, gone, then INIT */
+	uint64_t failover_every_ns;	/* it fails over: FAILOVER event, gone, then INIT */
+	uint64_t down_ns;		/* how long it stays gone (default 1 ms) */
+	uint64_t err_ind_every_ns;	/* an ERROR_INDICATION */
+	double err_ind_fatal;		/* the chance one is fatal (the device halts) */
+	uint64_t link_flap_every_ns;	/* the physical link goes down ... */
+	uint64_t link_down_ns;		/* ... for this long (default 10 ms) */
+};
+
+/* No fault at all, seed 1, the default durations. */
+void vnic_fault_cfg_default(struct vnic_fault_cfg *c);
+/*
+ * "NAME=VALUE[,NAME=VALUE...]" into *out (docs/FAULTS.md has the names):
+ * probabilities 0..1, durations with a unit (ns, us, ms, s), counts. ""
+ * and "none" give the default. 0 or -EINVAL, *out untouched then, and
+ * vnic_fault_strerror() says why in one line ("reset-every: '10' needs a
+ * unit: ns, us, ms or s"). Any thread.
+ */
+int vnic_fault_parse(const char *spec, struct vnic_fault_cfg *out);
+/* The reason of the calling thread's last failed parse. */
+const char *vnic_fault_strerror(void);
+/* The spec that parses back to c, "none" for no fault. 0 or -ENOSPC. */
+int vnic_fault_format(const struct vnic_fault_cfg *c, char *buf, size_t len);
+/* Any fault at all; any the hv injects; any the device schedules. */
+bool vnic_fault_any(const struct vnic_fault_cfg *c);
+bool vnic_fault_hv_any(const struct vnic_fault_cfg *c);
+bool vnic_fault_dev_any(const struct vnic_fault_cfg *c);
+
+/* A seeded generator, owned by the one thread that draws from it. */
+struct vnic_fault_rng {
+	uint64_t s;
+};
+
+/* stream tells apart generators of one seed (one per ring, per side, per device). */
+void vnic_fault_rng_init(struct vnic_fault_rng *r, uint64_t seed, uint64_t stream);
+uint64_t vnic_fault_rng_next(struct vnic_fault_rng *r);
+/* True with probability p (never for p <= 0, always for p >= 1). */
+bool vnic_fault_roll(struct vnic_fault_rng *r, double p);
 
 struct vnic_hv;
 
@@ -90,6 +162,16 @@ void vnic_hv_destroy(struct vnic_hv *hv);
 void vnic_hv_stats(const struct vnic_hv *hv, struct vnic_hv_stats *out);
 const struct vnic_hv_cost *vnic_hv_cost(const struct vnic_hv *hv);
 uint32_t vnic_hv_max_ind_descs(const struct vnic_hv *hv);
+
+/*
+ * The hcall and CRQ faults of cfg (the device's are ignored here), off
+ * until vnic_hv_faults_enable. Before any traffic (set-up, the cpus not
+ * started): 0, or -EINVAL. stream is mixed into cfg->seed, so that the two
+ * hvs of a topology draw different faults from one seed.
+ */
+int vnic_hv_set_faults(struct vnic_hv *hv, const struct vnic_fault_cfg *cfg, uint64_t stream);
+/* Any thread, any time: injection on or off (what is configured stays). */
+void vnic_hv_faults_enable(struct vnic_hv *hv, bool on);
 
 /* --- DMA window (the TCE table) --------------------------------------------
  * The client makes its memory visible to the server. The server only ever
@@ -130,7 +212,9 @@ void vnic_hv_subcrq_irq_disable(struct vnic_subcrq *q);
  * H_SEND_SUB_CRQ: one entry, by value, to the ring with this handle, sent by
  * the side that does not own it. VNIC_H_SUCCESS, VNIC_H_PARAMETER (bad handle,
  * wrong side, entry without the valid bit), VNIC_H_BUSY (ring full),
- * VNIC_H_CLOSED.
+ * VNIC_H_CLOSED; with faults on, also VNIC_H_DROPPED (nothing written: the
+ * hypervisor dropped the send), and BUSY or CLOSED that the ring's state
+ * does not explain (docs/FAULTS.md).
  */
 long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
 			 const union vnic_subcrq_entry *entry);
@@ -188,7 +272,9 @@ bool vnic_hv_crq_pending(struct vnic_hv *hv, enum vnic_hv_side side);
  *   PARAMETER (it could never succeed); one that merely lacks room now, BUSY.
  * - vnic_subcrq_consume only after vnic_subcrq_peek returned the entry.
  * - A ring has one producer thread at a time; the CRQ accepts several (it
- *   takes a lock per message: control path). The per-ring counters (irqs,
+ *   takes a lock per message: control path). Fault draws follow the same
+ *   rule: a sub-CRQ's generator is its producer's, a CRQ's is under its
+ *   lock. The per-ring counters (irqs,
  *   irqs_masked, full) are written by the producer with relaxed atomic
  *   stores; read them from another thread with __atomic_load_n.
  */

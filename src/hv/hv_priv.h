@@ -12,6 +12,9 @@
  *   dma table       writers under dma.lock, readers lock-free (seqlock).
  *   sub-CRQ table   writers under hv->lock; senders pin a slot (senders).
  *   hv->glob        shared counters of rare events: atomic adds.
+ *   hv->fault       written before traffic (vnic_hv_set_faults), read by any
+ *                   hcall; faults_on switched by anyone, read by hcalls.
+ *   fault rngs      a sub-CRQ's: its producer; a CRQ ring's: under its lock.
  */
 #ifndef VNIC_HV_PRIV_H
 #define VNIC_HV_PRIV_H
@@ -112,6 +115,7 @@ struct crq_ring {
 	void *irq_ctx;
 	uint64_t irqs;
 	uint64_t irqs_masked;
+	struct vnic_fault_rng rng;		/* under lock */
 };
 
 /*
@@ -124,6 +128,8 @@ struct subcrq_slot {
 	uint64_t sends;
 	uint64_t sends_indirect;
 	uint64_t indirect_entries;
+	uint64_t indirect_max;
+	struct vnic_fault_rng rng;	/* the producer's fault draws */
 } vnic_cacheline_aligned;
 
 /* One DMA window mapping; fields read lock-free, so accessed with atomics. */
@@ -145,7 +151,11 @@ struct vnic_hv {
 	/* read by every hcall, written at create (open: by set_open) */
 	uint32_t max_ind_descs;
 	_Atomic bool open;
+	_Atomic bool faults_on;			/* injection enabled and configured */
+	bool faults_set;			/* hcall or CRQ faults configured */
 	struct vnic_hv_cost cost;
+	struct vnic_fault_cfg fault;		/* set before traffic */
+	uint64_t fault_stream;
 	/* rare events, any thread */
 	struct vnic_hv_stats glob vnic_cacheline_aligned;
 	/* control path */
@@ -156,6 +166,28 @@ struct vnic_hv {
 	struct subcrq_slot slots[VNIC_HV_MAX_SUBCRQS];
 	struct dma_table dma;
 };
+
+/*
+ * Injecting faults now? One load and a branch per hcall when not. Acquire:
+ * pairs with vnic_hv_faults_enable, though the configuration it guards was
+ * written before any traffic anyway.
+ */
+static inline bool fault_injecting(const struct vnic_hv *hv)
+{
+	return vnic_unlikely(atomic_load_explicit(&((struct vnic_hv *)hv)->faults_on,
+						  memory_order_acquire));
+}
+
+/* The generator stream of a sub-CRQ (by handle) or of a CRQ ring (by side). */
+static inline uint64_t fault_stream_ring(const struct vnic_hv *hv, uint32_t handle)
+{
+	return hv->fault_stream << 32 ^ handle;
+}
+
+static inline uint64_t fault_stream_crq(const struct vnic_hv *hv, unsigned int side)
+{
+	return hv->fault_stream << 32 ^ (0xc0000000u + side);
+}
 
 /*
  * Shared by crq.c and subcrq.c, after publishing: is the consumer's interrupt

@@ -70,6 +70,41 @@ static void entry_publish(union vnic_subcrq_entry *dst, const union vnic_subcrq_
 	ring_first_publish(&dst->first, first | VNIC_SUBCRQ_VALID);
 }
 
+/*
+ * hcall-busy, hcall-dropped, hcall-closed (docs/FAULTS.md): one draw per
+ * send of the driver, from the ring's generator (its producer's). The rc to
+ * answer instead of sending, or VNIC_H_SUCCESS to go on. Nothing is written
+ * either way.
+ */
+static long hcall_fault(struct vnic_hv *hv, struct subcrq_slot *slot, enum vnic_hv_side from)
+{
+	const struct vnic_fault_cfg *f = &hv->fault;
+	double u;
+
+	if (from != VNIC_HV_CLIENT ||
+	    !(f->hcall_busy > 0 || f->hcall_dropped > 0 || f->hcall_closed > 0))
+		return VNIC_H_SUCCESS;
+	u = (double)(vnic_fault_rng_next(&slot->rng) >> 11) * 0x1p-53;
+	if (u < f->hcall_busy) {
+		ctr_add_shared(&hv->glob.fault_busy, 1);
+		ctr_add_shared(&hv->glob.rc_busy, 1);
+		return VNIC_H_BUSY;
+	}
+	u -= f->hcall_busy;
+	if (u < f->hcall_dropped) {
+		ctr_add_shared(&hv->glob.fault_dropped, 1);
+		ctr_add_shared(&hv->glob.rc_dropped, 1);
+		return VNIC_H_DROPPED;
+	}
+	u -= f->hcall_dropped;
+	if (u < f->hcall_closed) {
+		ctr_add_shared(&hv->glob.fault_closed, 1);
+		ctr_add_shared(&hv->glob.rc_closed, 1);
+		return VNIC_H_CLOSED;
+	}
+	return VNIC_H_SUCCESS;
+}
+
 /* The owner's interrupt, once per hcall whatever the number of entries. */
 static void raise_irq(struct vnic_hv *hv, struct vnic_subcrq *q)
 {
@@ -130,6 +165,8 @@ int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t ent
 	__atomic_store_n(&slot->sends, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->sends_indirect, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->indirect_entries, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&slot->indirect_max, 0, __ATOMIC_RELAXED);
+	vnic_fault_rng_init(&slot->rng, hv->fault.seed, fault_stream_ring(hv, q->handle));
 	atomic_store_explicit(&slot->q, q, memory_order_seq_cst);
 	pthread_mutex_unlock(&hv->lock);
 	*out = q;
@@ -162,6 +199,8 @@ int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q)
 	hv->retired.send_subcrq += vnic_ctr_read(&slot->sends);
 	hv->retired.send_subcrq_indirect += vnic_ctr_read(&slot->sends_indirect);
 	hv->retired.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
+	if (vnic_ctr_read(&slot->indirect_max) > hv->retired.indirect_max)
+		hv->retired.indirect_max = vnic_ctr_read(&slot->indirect_max);
 	hv->retired.rc_busy += vnic_ctr_read(&q->full);
 	pthread_mutex_unlock(&hv->lock);
 	free(q->ring);
@@ -211,6 +250,14 @@ long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t ha
 		slot_put(slot);
 		return send_fail(hv, VNIC_H_PARAMETER);
 	}
+	if (fault_injecting(hv)) {
+		long rc = hcall_fault(hv, slot, from);
+
+		if (rc != VNIC_H_SUCCESS) {
+			slot_put(slot);
+			return rc;
+		}
+	}
 	if (slot_busy(q, q->prod)) {
 		vnic_ctr_add(&q->full, 1);
 		slot_put(slot);
@@ -257,6 +304,20 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 	for (i = 0; i < count; i++)
 		if (vnic_unlikely(!(src[i].first & VNIC_SUBCRQ_VALID)))
 			goto err_parameter;
+	if (fault_injecting(hv)) {
+		long rc;
+
+		/* ind-param-above: a hypervisor whose real limit is below the one announced */
+		if (hv->fault.ind_param_above && count > hv->fault.ind_param_above) {
+			ctr_add_shared(&hv->glob.fault_ind_param, 1);
+			goto err_parameter;
+		}
+		rc = hcall_fault(hv, slot, from);
+		if (rc != VNIC_H_SUCCESS) {
+			slot_put(slot);
+			return rc;
+		}
+	}
 	/* all or nothing: every slot must be free before the first is written */
 	for (i = 0; i < count; i++) {
 		if (slot_busy(q, q->prod + i)) {
@@ -276,6 +337,8 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 	q->prod = (q->prod + count) & mask;
 	vnic_ctr_add(&slot->sends_indirect, 1);
 	vnic_ctr_add(&slot->indirect_entries, count);
+	if (count > slot->indirect_max)
+		vnic_ctr_set(&slot->indirect_max, count);
 	raise_irq(hv, q);
 	slot_put(slot);
 	return VNIC_H_SUCCESS;

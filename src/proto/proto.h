@@ -312,12 +312,18 @@ struct vnic_crq_login {
 	uint8_t rc_detail[3];
 };
 
-/* LOGICAL_LINK_STATE(_RSP): state @2. */
+/*
+ * LOGICAL_LINK_STATE(_RSP): state @2, echoed by the response. Ours: the
+ * response to a QUERY (0xFF) carries the logical state in force @3, so that
+ * a late or duplicated answer to a query never reads as one to an up or a
+ * down (docs/PROTOCOL.md section 6).
+ */
 struct vnic_crq_logical_link_state {
 	uint8_t first;
 	uint8_t cmd;
 	uint8_t state;			/* enum vnic_link_state */
-	uint8_t reserved[9];
+	uint8_t query_state;		/* response to a QUERY: VNIC_LINK_UP or _DOWN */
+	uint8_t reserved[8];
 	uint8_t rc;
 	uint8_t rc_detail[3];
 };
@@ -475,6 +481,7 @@ static_assert(offsetof(struct vnic_crq, map.map_id) == 2, "map_id @2");
 static_assert(offsetof(struct vnic_crq, map.len) == 4, "map len @4");
 static_assert(offsetof(struct vnic_crq, map.ioba) == 8, "map ioba @8");
 static_assert(offsetof(struct vnic_crq, map.rc) == 12, "map rc @12");
+static_assert(offsetof(struct vnic_crq, link_state.query_state) == 3, "queried link state @3");
 static_assert(offsetof(struct vnic_crq, error.flags) == 2, "error flags @2");
 static_assert(offsetof(struct vnic_crq, error.error_id) == 4, "error id @4");
 static_assert(offsetof(struct vnic_crq, error.cause) == 8, "error cause @8");

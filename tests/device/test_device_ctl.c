@@ -196,7 +196,17 @@ static void test_wrong_state(void **state)
 	assert_int_equal(h_request_cap(e, VNIC_CAP_REQ_RX_QUEUES, 1, NULL), VNIC_RC_SUCCESS);
 	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_SUCCESS);
 	assert_int_equal(h_request_cap(e, VNIC_CAP_REQ_TX_QUEUES, 1, &g), VNIC_RC_INVALIDSTATE);
-	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_INVALIDSTATE);
+	/* the same login again (a retry, a duplicate) is answered again ... */
+	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_SUCCESS);
+	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 1);
+	/* ... a login naming other rings is not */
+	{
+		uint32_t len = h_login_build(e);
+		uint8_t *h = e->ctl + H_LOGIN_OFF + sizeof(struct vnic_login_buf);
+
+		h[2] ^= 0x01; /* another generation: a ring that is not the one logged in */
+		assert_int_equal(h_login(e, len), VNIC_RC_INVALIDSTATE);
+	}
 	h_crq_cmd(&m, VNIC_CMD_VERSION_EXCHANGE);
 	vnic_be16_put(&m.version.version, 1);
 	assert_int_equal(h_cmd(e, &m, NULL), VNIC_RC_INVALIDSTATE);
@@ -204,9 +214,12 @@ static void test_wrong_state(void **state)
 	assert_int_equal(h_link(e, VNIC_LINK_UP), VNIC_RC_SUCCESS);
 	assert_int_equal(h_query_offload(e, &ol), VNIC_RC_SUCCESS);
 	assert_int_equal(h_control_offload(e, &ol), VNIC_RC_INVALIDSTATE);
+	/* not even the same login once the link is up */
+	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_INVALIDSTATE);
 	assert_int_equal(h_link(e, VNIC_LINK_DOWN), VNIC_RC_SUCCESS);
 	assert_int_equal(h_control_offload(e, &ol), VNIC_RC_SUCCESS);
-	assert_int_equal(h_ctr(e, "ctl_rc_invalidstate"), 11);
+	assert_int_equal(h_ctr(e, "ctl_rc_invalidstate"), 12);
+	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 1);
 }
 
 static void test_unknown_and_stray(void **state)
@@ -427,7 +440,11 @@ static void test_request_map(void **state)
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, H_TX_LTB_SIZE + 1), VNIC_RC_INVALIDIOBA);
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba + H_TX_LTB_SIZE, 4096), VNIC_RC_INVALIDIOBA);
 	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, H_TX_LTB_SIZE), VNIC_RC_SUCCESS);
-	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, H_TX_LTB_SIZE), VNIC_RC_PARAMETER);
+	/* the same map again (a retry, a duplicate) is done already; another under its id is not */
+	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, H_TX_LTB_SIZE), VNIC_RC_SUCCESS);
+	assert_int_equal(h_ctr(e, "ctl_dup_maps"), 1);
+	assert_int_equal(h_map(e, 3, e->tx_ltb_ioba, 4096), VNIC_RC_PARAMETER);
+	assert_int_equal(h_map(e, 3, e->rx_ltb_ioba, H_TX_LTB_SIZE), VNIC_RC_PARAMETER);
 	assert_int_equal(h_map(e, 255, e->rx_ltb_ioba, 4096), VNIC_RC_SUCCESS);
 	assert_int_equal(h_unmap(e, 4), VNIC_RC_PARAMETER);
 	assert_int_equal(h_unmap(e, 0), VNIC_RC_PARAMETER);

@@ -963,6 +963,48 @@ static void test_link_down_aborts(void **state)
 	good_packet(e, 3);
 }
 
+/*
+ * The driver starts over (INIT) in the middle of traffic: the device is
+ * blocked on a full wire, descriptors wait in its ring, completions in its
+ * outbox. Each descriptor is accounted for once: sent (its completion
+ * delivered, or dropped by the reset and counted) or never read (counted);
+ * and the device comes back for a new bring-up as if nothing had happened.
+ */
+static void test_reset_mid_traffic(void **state)
+{
+	struct h_env *e = *state;
+	enum { N = 60 };
+	uint64_t sent, unread, dropped;
+	unsigned int got, i;
+	uint32_t c[N];
+	uint16_t r[N];
+
+	send_batch(e, 0, N);
+	h_run_for(e, 1000000);
+	assert_true(h_ctr(e, "tx0_wire_full") > 0);
+	got = h_tx_comps(e, 0, c, r, N);
+	for (i = 0; i < got; i++)
+		assert_int_equal(r[i], VNIC_RC_SUCCESS);
+	h_init(e);
+	assert_int_equal(h_ctr(e, "state"), 1);
+	sent = h_ctr(e, "tx0_packets");
+	unread = h_ctr(e, "tx0_reset_unread");
+	dropped = h_ctr(e, "tx0_comp_reset");
+	assert_true(unread > 0);
+	assert_int_equal(sent + unread, N);
+	assert_int_equal(got + dropped, sent);
+	/* nothing arrives on the old rings now */
+	assert_int_equal(h_tx_comps(e, 0, c, r, N), 0);
+	/* what went on the wire did go, once */
+	assert_int_equal(wire_take(e), sent);
+	/* and a new bring-up works: every packet sent, completed, on the wire */
+	h_bringup(e, 1, 1);
+	send_batch(e, 100, 8);
+	assert_true(h_run(e));
+	assert_int_equal(h_tx_comps(e, 0, c, r, N), 8);
+	assert_int_equal(wire_take(e), 8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -980,6 +1022,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_completion_ring_full, setup_small_comp_ring,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wire_full, setup_small_wire, teardown),
+		cmocka_unit_test_setup_teardown(test_reset_mid_traffic, setup_small_wire, teardown),
 		cmocka_unit_test_setup_teardown(test_link_down_aborts, setup, teardown),
 	};
 

@@ -284,6 +284,112 @@ static void run_traffic(enum vnic_drv_tx_reclaim reclaim, unsigned int total, bo
 	vnic_pkt_pool_fini(&s.pool);
 }
 
+static void error_indication(struct env *e, bool fatal)
+{
+	struct vnic_crq m;
+	long rc;
+
+	memset(&m, 0, sizeof(m));
+	m.first = VNIC_CRQ_CMD_RSP;
+	m.cmd = VNIC_CMD_ERROR_INDICATION;
+	m.error.flags = fatal ? VNIC_ERR_FATAL : 0;
+	/* from this thread: the CRQ takes senders of any thread; CLOSED while the device is gone */
+	rc = vnic_hv_send_crq(e->v.hv[0], VNIC_HV_SERVER, &m);
+	assert_true(rc == VNIC_H_SUCCESS || rc == VNIC_H_CLOSED);
+}
+
+/*
+ * Resets from every direction while A sends: change-param from this
+ * thread (MTU and queue counts), error indications, and A's device
+ * resetting itself on its own thread. Every frame is still completed to
+ * the sender exactly once, B sees only good ones, and the pools come back
+ * full. Under TSan: the change-param hand-off, the counters read here, and
+ * the device's faults against the driver's resets.
+ */
+static void test_threaded_resets(void **state)
+{
+	static struct sender s;
+	static struct receiver r;
+	static const struct vnic_drv_params steps[] = {
+		{.mtu = 1400},
+		{.tx_queues = 1, .rx_queues = 1},
+		{.mtu = 1500},
+		{.tx_queues = 2, .rx_queues = 2},
+	};
+	struct vnic_dev_config vc[2];
+	struct vnic_drv_config dc[2];
+	struct both b = {&s, &r};
+	unsigned int turn = 0;
+	uint64_t v;
+	struct env e;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	memset(&r, 0, sizeof(r));
+	env_drv_config(&dc[0]);
+	env_drv_config(&dc[1]);
+	dc[0].tx_queues = dc[0].rx_queues = 2;
+	dc[1].rx_entries = 512;
+	env_dev_config(&vc[0]);
+	env_dev_config(&vc[1]);
+	assert_int_equal(vnic_fault_parse("seed=5,reset-every=70ms", &vc[0].fault), 0);
+	env_create_split(&e, 2, dc, vc, NULL);
+	assert_int_equal(vnic_pkt_pool_init(&s.pool, 64, 2048, 64), 0);
+	vnic_pktgen_flow_init(&s.flow, false, VNIC_IPPROTO_UDP);
+	r.seed = s.flow.seed;
+	s.total = 40000;
+	s.nd = vnic_drv_netdev(e.s[0].drv);
+	assert_int_equal(vnic_cpu_add(&e.v.cpu[0], &s.poller, "sender", sender_poll), 0);
+	vnic_netdev_attach(s.nd, &a_ops, &s);
+	vnic_netdev_attach(vnic_drv_netdev(e.s[1].drv), &b_ops, &r);
+	env_start(&e);
+	assert_int_equal(env_open(&e, 0), 0);
+	assert_int_equal(env_open(&e, 1), 0);
+	vnic_dev_faults_enable(e.v.dev[0], true);
+	atomic_store(&s.go, true);
+	vnic_poller_schedule(&s.poller);
+
+	for (unsigned int ms = 0; !all_completed(&b); ms++) {
+		assert_true(ms < 60000);
+		nap();
+		if (ms % 10)
+			continue;
+		switch (turn++ % 6) {
+		case 4:
+			error_indication(&e, turn % 12 == 5);
+			break;
+		case 5:
+			/* counters from this thread while everything runs */
+			assert_int_equal(vnic_drv_counter(e.s[0].drv, "resets", &v), 0);
+			break;
+		default:
+			assert_int_equal(vnic_drv_change_param(e.s[0].drv, &steps[turn % 4]), 0);
+			break;
+		}
+	}
+	vnic_dev_faults_enable(e.v.dev[0], false);
+	wait_settled(&r);
+	assert_int_equal(env_close(&e, 0), 0);
+	assert_int_equal(env_close(&e, 1), 0);
+	for (unsigned int i = 0; i < ENV_CPUS; i++)
+		vnic_cpu_stop(&e.v.cpu[i]);
+
+	assert_int_equal(atomic_load(&s.tx_done_ok) + atomic_load(&s.tx_done_dropped), s.total);
+	assert_int_equal(atomic_load(&r.bad), 0);
+	assert_true(atomic_load(&r.ok) > 0);
+	assert_int_equal(vnic_drv_counter(e.s[0].drv, "resets_change_param", &v), 0);
+	assert_true(v > 0);
+	assert_int_equal(vnic_drv_counter(e.s[0].drv, "reset_done", &v), 0);
+	assert_true(v > 0);
+	assert_int_equal(vnic_drv_counter(e.s[0].drv, "reset_active", &v), 0);
+	assert_int_equal(v, 0);
+	assert_true(vnic_drv_pools_full(e.s[0].drv));
+	assert_true(vnic_drv_pools_full(e.s[1].drv));
+	assert_int_equal(s.pool.nfree, s.pool.count);
+	env_destroy(&e);
+	vnic_pkt_pool_fini(&s.pool);
+}
+
 static void test_threaded_irq(void **state)
 {
 	(void)state;
@@ -308,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_threaded_irq),
 		cmocka_unit_test(test_threaded_napi),
 		cmocka_unit_test(test_threaded_lazy),
+		cmocka_unit_test(test_threaded_resets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -69,18 +69,27 @@ unsigned int vnic_env_cpus(struct vnic_env *v, struct vnic_cpu **cpus)
 	return v->ncpus;
 }
 
+/*
+ * Nothing scheduled, and no timer due soon. A timer further away than
+ * VNIC_ENV_IDLE_HORIZON_NS is a watchdog's tick, not work in progress: the
+ * driver's tx watchdog keeps one armed for as long as the link is up.
+ */
 static bool idle(void *ctx)
 {
 	struct vnic_env *v = ctx;
+	uint64_t now = vnic_now_ns();
 
 	for (unsigned int c = 0; c < v->ncpus; c++) {
 		struct vnic_cpu *cpu = &v->cpu[c];
 
 		if (atomic_load(&cpu->pending))
 			return false;
-		for (unsigned int i = 0; i < cpu->npollers; i++)
-			if (cpu->pollers[i]->deadline_ns)
+		for (unsigned int i = 0; i < cpu->npollers; i++) {
+			uint64_t d = cpu->pollers[i]->deadline_ns;
+
+			if (d && (int64_t)(d - now) < (int64_t)VNIC_ENV_IDLE_HORIZON_NS)
 				return false;
+		}
 	}
 	return true;
 }

@@ -21,6 +21,9 @@
 
 enum { VNIC_ENV_MAX_CPUS = 3, VNIC_ENV_MAX_ENDS = 2 };
 
+/* A timer further away than this does not keep vnic_env_run going (100 ms). */
+#define VNIC_ENV_IDLE_HORIZON_NS 100000000ull
+
 struct vnic_env_cfg {
 	unsigned int ncpus;
 	const char *const *cpu_names;			      /* ncpus names */
@@ -61,9 +64,9 @@ void vnic_env_stop(struct vnic_env *v);
 void vnic_env_destroy(struct vnic_env *v);
 
 /*
- * Steps every cpu until none has anything scheduled or a timer armed; false
- * if that takes more than 2 s. Started: true at once (the cpus run by
- * themselves).
+ * Steps every cpu until none has anything scheduled or a timer due within
+ * VNIC_ENV_IDLE_HORIZON_NS; false if that takes more than 2 s. Started:
+ * true at once (the cpus run by themselves).
  */
 bool vnic_env_run(struct vnic_env *v);
 /* Steps every cpu for ns nanoseconds (for a device that never goes idle). */
