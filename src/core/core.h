@@ -156,6 +156,13 @@ struct vnic_cpu {
 	const char *name;
 	struct vnic_cpu_stats stats;
 	_Atomic uint64_t wakeups_in;	/* counted by the wakers */
+	/*
+	 * vnic_cpu_set_busy_poll, any thread: the values wanted, and a flag the
+	 * owner looks at when it runs out of work (never in a busy loop).
+	 */
+	_Atomic uint64_t busy_poll_want;
+	_Atomic uint32_t spin_mode_want;
+	_Atomic uint32_t spin_change;
 	void *thread;			/* pthread_t *, opaque here */
 	/*
 	 * fd sources (see "fd sources" at the end of this header). NULL for a
@@ -177,6 +184,18 @@ enum {
 int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns);
 /* Before start: how to spin (enum vnic_cpu_spin). */
 void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode);
+/*
+ * Any thread, any time: a new busy-poll limit and spin mode. The owner
+ * takes them the next time it runs out of work, before it spins (a cpu in a
+ * busy loop pays nothing); a manual step takes them at its start. A mode
+ * change starts the spin over as vnic_cpu_set_spin does; an adaptive spin
+ * that keeps its mode is cut to the new limit and adapts from there. The
+ * counter spin_limit_ns shows the result. mode outside the enum: adaptive.
+ */
+void vnic_cpu_set_busy_poll(struct vnic_cpu *cpu, uint64_t busy_poll_ns, enum vnic_cpu_spin mode);
+/* Any thread: the busy-poll limit and spin mode last asked for (init, set_spin or set_busy_poll). */
+void vnic_cpu_busy_poll(const struct vnic_cpu *cpu, uint64_t *busy_poll_ns,
+			enum vnic_cpu_spin *mode);
 /*
  * The adaptive rule, pure: the spin after one that was cur, when the sleep
  * that followed it lasted slept_ns and the spin may be at most max.
@@ -444,6 +463,14 @@ void vnic_txq_wake(struct vnic_txq *txq);
  * queue again or refuses in xmit.
  */
 void vnic_txq_reset(struct vnic_txq *txq, uint64_t now_ns);
+/*
+ * Owner's cpu, between two xmits: BQL on or off at run time. Off clears
+ * STACK_XOFF (waking the queue if nothing else holds it); on starts the DQL
+ * from its minimum limit, and completions of bytes sent before are cut to
+ * what it saw queued (vnic_dql_completed), so the limit settles within a
+ * few rounds.
+ */
+void vnic_txq_set_bql(struct vnic_txq *txq, bool on, uint64_t now_ns);
 
 /* ---------------------------------------------------------------------------
  * Counters: how every layer exposes its statistics to reports and `vnic stats`.

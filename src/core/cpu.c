@@ -183,6 +183,9 @@ int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns)
 	atomic_init(&cpu->sleeping, 0);
 	atomic_init(&cpu->stop, 0);
 	atomic_init(&cpu->wakeups_in, 0);
+	atomic_init(&cpu->busy_poll_want, busy_poll_ns);
+	atomic_init(&cpu->spin_mode_want, VNIC_CPU_SPIN_ADAPTIVE);
+	atomic_init(&cpu->spin_change, 0);
 	cpu->name = name ? name : "vnic-cpu";
 	cpu->busy_poll_ns = busy_poll_ns;
 	vnic_cpu_set_spin(cpu, VNIC_CPU_SPIN_ADAPTIVE);
@@ -232,6 +235,7 @@ const char *vnic_cpu_spin_name(enum vnic_cpu_spin mode)
 
 void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode)
 {
+	atomic_store_explicit(&cpu->spin_mode_want, mode, memory_order_relaxed);
 	cpu->spin_mode = mode;
 	/* Adaptive starts at the bottom: it has seen no idle yet. */
 	cpu->spin_cur_ns = mode == VNIC_CPU_SPIN_FIXED ? cpu->busy_poll_ns : 0;
@@ -555,6 +559,55 @@ uint64_t vnic_cpu_spin_next(uint64_t cur, uint64_t max, uint64_t slept_ns)
 	return cur < VNIC_CPU_SPIN_GROW_START_NS ? 0 : cur;
 }
 
+void vnic_cpu_set_busy_poll(struct vnic_cpu *cpu, uint64_t busy_poll_ns, enum vnic_cpu_spin mode)
+{
+	if (mode != VNIC_CPU_SPIN_FIXED)
+		mode = VNIC_CPU_SPIN_ADAPTIVE;
+	atomic_store_explicit(&cpu->busy_poll_want, busy_poll_ns, memory_order_relaxed);
+	atomic_store_explicit(&cpu->spin_mode_want, mode, memory_order_relaxed);
+	/*
+	 * seq_cst, then a look for a sleeper: the C1/C2 argument of
+	 * idle_sleep(), which looks at the flag before it sleeps. A sleeping
+	 * cpu takes the values now, not at its next wake-up.
+	 */
+	atomic_store_explicit(&cpu->spin_change, 1, memory_order_seq_cst);
+	wake_cpu(cpu);
+}
+
+void vnic_cpu_busy_poll(const struct vnic_cpu *cpu, uint64_t *busy_poll_ns,
+			enum vnic_cpu_spin *mode)
+{
+	struct vnic_cpu *c = (struct vnic_cpu *)cpu;
+
+	if (busy_poll_ns)
+		*busy_poll_ns = atomic_load_explicit(&c->busy_poll_want, memory_order_relaxed);
+	if (mode)
+		*mode = atomic_load_explicit(&c->spin_mode_want, memory_order_relaxed);
+}
+
+/* The owner, out of work: a vnic_cpu_set_busy_poll posted since the last look. */
+static void take_spin_change(struct vnic_cpu *cpu)
+{
+	enum vnic_cpu_spin mode;
+	uint64_t max;
+
+	if (vnic_likely(!atomic_load_explicit(&cpu->spin_change, memory_order_relaxed)))
+		return;
+	atomic_exchange_explicit(&cpu->spin_change, 0, memory_order_acquire);
+	max = atomic_load_explicit(&cpu->busy_poll_want, memory_order_relaxed);
+	mode = atomic_load_explicit(&cpu->spin_mode_want, memory_order_relaxed);
+	cpu->busy_poll_ns = max;
+	if (mode != cpu->spin_mode || mode == VNIC_CPU_SPIN_FIXED) {
+		cpu->spin_backoff_until = 0;
+		vnic_cpu_set_spin(cpu, mode);
+		return;
+	}
+	if (cpu->spin_cur_ns > max) {
+		cpu->spin_cur_ns = max;
+		vnic_ctr_set(&cpu->stats.spin_limit_ns, max);
+	}
+}
+
 /* The adaptive spin after a sleep of slept_ns (vnic_cpu_spin_next), unless resting. */
 static void spin_adapt(struct vnic_cpu *cpu, uint64_t slept_ns)
 {
@@ -600,7 +653,8 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 	uint64_t t0;
 
 	atomic_store_explicit(&cpu->sleeping, 1, memory_order_seq_cst);
-	if (atomic_load_explicit(&cpu->pending, memory_order_seq_cst) || stopping(cpu)) {
+	if (atomic_load_explicit(&cpu->pending, memory_order_seq_cst) || stopping(cpu) ||
+	    atomic_load_explicit(&cpu->spin_change, memory_order_seq_cst)) {
 		/* A waker that already claimed this sleep issued a wake for it. */
 		if (!atomic_exchange_explicit(&cpu->sleeping, 0, memory_order_relaxed))
 			vnic_ctr_inc(&cpu->stats.sleeps);
@@ -656,6 +710,7 @@ static void *cpu_thread(void *arg)
 			account(cpu, &t, true);
 			continue;
 		}
+		take_spin_change(cpu);
 		if (!idle_spin(cpu, next_timer))
 			idle_sleep(cpu, next_timer);
 		account(cpu, &t, false);
@@ -718,6 +773,7 @@ unsigned int vnic_cpu_run_once(struct vnic_cpu *cpu)
 	struct vnic_cpu *prev;
 
 	vnic_ctr_inc(&cpu->stats.loops);
+	take_spin_change(cpu);
 	mask = take_pending(cpu) | due_timers(cpu, &next_timer);
 	if (cpu->fds)
 		mask |= fds_take(cpu->fds, 0);

@@ -135,3 +135,22 @@ void vnic_txq_reset(struct vnic_txq *txq, uint64_t now_ns)
 	if (old)
 		do_wake(txq);
 }
+
+void vnic_txq_set_bql(struct vnic_txq *txq, bool on, uint64_t now_ns)
+{
+	uint32_t old;
+
+	owner_check(txq);
+	if (txq->bql_enabled == on)
+		return;
+	if (on) {
+		vnic_dql_reset(&txq->dql, now_ns);
+		txq->bql_enabled = true;
+		return;
+	}
+	txq->bql_enabled = false;
+	old = atomic_fetch_and_explicit(&txq->state, ~(uint32_t)VNIC_TXQ_STACK_XOFF,
+					memory_order_acq_rel);
+	if ((old & VNIC_TXQ_STACK_XOFF) && !(old & ~(uint32_t)VNIC_TXQ_STACK_XOFF))
+		do_wake(txq);
+}

@@ -44,7 +44,8 @@ static bool ctl_irq_pending(void *ctx)
 
 	return vnic_hv_crq_pending(drv->hv, VNIC_HV_CLIENT) ||
 	       atomic_load_explicit(&drv->req, memory_order_acquire) != REQ_NONE ||
-	       atomic_load_explicit(&drv->rst.pending, memory_order_acquire);
+	       atomic_load_explicit(&drv->rst.pending, memory_order_acquire) ||
+	       vnic_drv_live_pending(drv);
 }
 
 const struct vnic_irq_ops vnic_drv_ctl_irq_ops = {
@@ -173,13 +174,17 @@ static void irqs_disable(struct vnic_drv *drv)
 		vnic_hv_subcrq_irq_disable(drv->txq[i].comp);
 }
 
-/* tx-reclaim=napi: tx queue t is reclaimed by rx queue t % nrx. */
+/*
+ * tx-reclaim=napi: tx queue t is reclaimed by rx queue t % nrx; in the
+ * other modes no rx queue reclaims any. Link up only, with every ring
+ * masked (vnic_drv_datapath_stop) and no mode change moving.
+ */
 static void napi_map(struct vnic_drv *drv)
 {
 	uint32_t mask[VNIC_MAX_QUEUES] = {0};
 	unsigned int t, r;
 
-	for (t = 0; t < drv->ntx; t++) {
+	for (t = 0; t < drv->ntx && drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_NAPI; t++) {
 		r = t % drv->nrx;
 		mask[r] |= 1u << t;
 		atomic_store_explicit(&drv->txq[t].napi_rxq, r, memory_order_relaxed);
@@ -284,8 +289,8 @@ int vnic_drv_link_up_start(struct vnic_drv *drv)
 {
 	unsigned int i;
 
-	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
-		napi_map(drv);
+	vnic_drv_reclaim_reset(drv);
+	napi_map(drv);
 	for (i = 0; i < drv->ntx; i++) {
 		struct drv_txq *txq = &drv->txq[i];
 
@@ -1275,6 +1280,7 @@ int vnic_drv_ctl_poll(struct vnic_napi *napi, int budget)
 	word = atomic_exchange_explicit(&drv->req, REQ_NONE, memory_order_acquire);
 	if (word)
 		on_request(drv, word);
+	vnic_drv_live_poll(drv);
 	while (vnic_hv_crq_recv(drv->hv, VNIC_HV_CLIENT, &m)) {
 		bool was_bringup = in_bringup(drv);
 		int err = dispatch(drv, &m);

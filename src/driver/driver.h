@@ -10,6 +10,7 @@
  *   reset.c  resets (docs/ARCHITECTURE.md section 10): the reset queue, the
  *            reasons and how each takes the datapath down and back, the tx
  *            watchdog, the probe of a partner in doubt, change-param
+ *   live.c   policies changed while the driver runs (vnic_drv_set_policies)
  *   res.c    long-term buffer pools, sub-CRQs, indirect arrays
  *   tx.c     xmit (LTB copy, descriptors, direct or indirect submit, BQL,
  *            stop/wake) and tx completion (reclaim)
@@ -29,9 +30,10 @@
  * one tx completion poller per tx queue, one NAPI per rx queue. xmit must
  * be called on that cpu too (vnic_netdev_tx_cpu), as the core's txq
  * contract wants: so the driver's state needs no lock. Only open, close,
- * change-param and the counters are called from other threads; open and
- * close hand their request to the control poller and wait for its answer,
- * change-param queues a reset and returns.
+ * change-param, set-policies, the policies and the counters are called
+ * from other threads; open, close and set-policies hand their request to
+ * the control poller and wait for its answer, change-param queues a reset
+ * and returns.
  *
  * Lifecycle:
  *	vnic_drv_create (before the cpu starts: it registers its pollers)
@@ -296,6 +298,38 @@ int vnic_drv_close(struct vnic_drv *drv, struct vnic_cpu **cpus, unsigned int nc
  */
 int vnic_drv_change_param(struct vnic_drv *drv, const struct vnic_drv_params *p);
 
+/*
+ * Policies at run time, as ethtool -K/-C change a running NIC: want's
+ * rx_replenish, tx_hdr_build, tx_submit, bql_complete, tx_csum, rx_deliver,
+ * tx_reclaim, reclaim_ns (0 = 1 ms) and bql; every other field of want is
+ * ignored. Applied by the control poller on the driver's cpu, between two
+ * polls, each where it is safe mid-traffic (live.c, docs/ARCHITECTURE.md
+ * section 4): tx-submit, tx-csum and tx-hdr-build at the next xmit,
+ * bql-complete at the next completion round, rx-deliver after a flush of
+ * what GRO and the list hold, bql at once (on: the DQL starts from its
+ * minimum), tx-reclaim for each queue at the next poll of the owner of its
+ * completion interrupt (lazy: interrupt off and the timer armed; napi: the
+ * rx NAPI reclaims; irq, orphan: the completion poller), orphan for the
+ * packets sent from then on (one marked already keeps its mark).
+ * Whatever the state: a driver not open keeps them for its next bring-up.
+ * Threads: waits for the control poller's answer, at most timeout_ns
+ * (0 = 5 s). Manual mode (the cpu has no thread), or called on the
+ * driver's cpu (a poller of it, not from inside xmit or a host callback):
+ * applied at once. A newer call replaces an older one's values not yet
+ * applied. 0 (the counter policy_changes counts the calls that changed
+ * something), -EINVAL (a value outside its enum: nothing changed), or
+ * -ETIMEDOUT (no answer: the values stay posted and are applied when the
+ * control poller next runs).
+ */
+int vnic_drv_set_policies(struct vnic_drv *drv, const struct vnic_drv_config *want,
+			  uint64_t timeout_ns);
+/*
+ * Any thread: the policy fields in force (those set_policies takes), read
+ * relaxed for a report; every other field of out is zeroed. Right after
+ * set_policies returned 0 they are the ones asked for.
+ */
+void vnic_drv_policies(const struct vnic_drv *drv, struct vnic_drv_config *out);
+
 /* The netdev a host attaches to (vnic_netdev_attach). Valid until destroy. */
 struct vnic_netdev *vnic_drv_netdev(struct vnic_drv *drv);
 /* True while the link is up (open and not reset since). Any thread. */
@@ -310,7 +344,7 @@ bool vnic_drv_is_open(const struct vnic_drv *drv);
  * reset_max_ns, reset_total_ns (begun to link up again), reset_queued
  * (waiting now), reset_active, probes, probe_resumes, init_retries,
  * cmd_retries, xport_events, error_indications, crq_ignored,
- * crq_send_errors, ind_fallbacks, neg_tx_queues, neg_rx_queues,
+ * crq_send_errors, ind_fallbacks, policy_changes, neg_tx_queues, neg_rx_queues,
  * neg_tx_entries, neg_rx_entries, neg_mtu (L3), neg_ind_descs,
  * cur_ind_descs, rx_buf_size, desc_req, offloads (bit 0 tcp4, 1 udp4,
  * 2 tcp6, 3 udp6, 4 lso4, 5 lso6), drop_bad_queue, bad_tx_comp_ring,
@@ -335,6 +369,17 @@ bool vnic_drv_is_open(const struct vnic_drv *drv);
  * rxN_drop_rc, rxN_drop_bad_len, rxN_drop_no_pkt, rxN_reset_drained,
  * rxN_replenish_retries, rxN_posted,
  * rxN_pool_free, rxN_pkt_free, rxN_agg_free.
+ *
+ * What a report of the link needs is here, readable from any thread: the
+ * link (open: up and not resetting; carrier: the device's link indication;
+ * state), the values the last negotiation settled (neg_mtu, neg_tx_queues,
+ * neg_rx_queues, neg_tx_entries, neg_rx_entries, rx_buf_size), the offloads
+ * granted (offloads: checksum over IPv4 is bit 0 or 1, over IPv6 bit 2 or 3,
+ * LSO bits 4 and 5), the header mask the device announced (desc_req, the
+ * TX_RX_DESC_REQ number: bytes 2, 3, 4 for plain, checksum and LSO packets,
+ * docs/PROTOCOL.md section 8.3), the indirect entries granted (neg_ind_descs)
+ * and in use after a fallback (cur_ind_descs). They hold the values of the
+ * last bring-up until the next one overwrites them.
  */
 unsigned int vnic_drv_counters(const struct vnic_drv *drv, struct vnic_counter *out,
 			       unsigned int max);

@@ -154,16 +154,14 @@ static struct qname *names_alloc(unsigned int n)
 
 static int pollers_add(struct vnic_drv *drv, struct qname *names)
 {
+	/*
+	 * The same irq ops in every tx-reclaim mode, which they follow (tx.c
+	 * txc_owns, rx.c txmask): the mode may change while the driver runs.
+	 */
 	const struct vnic_irq_ops *tx_irq = &vnic_drv_txc_irq_ops;
 	const struct vnic_irq_ops *rx_irq = &vnic_drv_rxc_irq_ops;
 	unsigned int i;
 	int err;
-
-	/* lazy: no interrupt, the timer runs it; napi: the rx NAPI does the work */
-	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY || drv_reclaim_napi(drv))
-		tx_irq = NULL;
-	if (drv_reclaim_napi(drv))
-		rx_irq = &vnic_drv_rxc_napi_irq_ops;
 
 	err = vnic_napi_init(&drv->ctl_napi, drv->cpu, "drv-ctl", vnic_drv_ctl_poll,
 			     &vnic_drv_ctl_irq_ops, drv, 0);
@@ -265,6 +263,7 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 
 		txq->drv = drv;
 		txq->idx = i;
+		txq->reclaim = cfg->tx_reclaim;
 		atomic_init(&txq->napi_rxq, 0);
 		vnic_txq_init(&txq->txq, cfg->bql, vnic_drv_txq_wake_cb, txq);
 		txq->txq.owner = cfg->cpu; /* xmit and reclaim both run there */
@@ -281,9 +280,12 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 	err = vnic_drv_reset_init(drv);
 	if (err)
 		goto err_free;
-	err = vnic_drv_res_create(drv);
+	err = vnic_drv_live_init(drv);
 	if (err)
 		goto err_reset;
+	err = vnic_drv_res_create(drv);
+	if (err)
+		goto err_live;
 	/*
 	 * Registered last: a poller cannot be taken back from a cpu, so on
 	 * failure here the cpu keeps pointers to freed memory and must not be
@@ -299,6 +301,8 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 
 err_res:
 	vnic_drv_res_destroy(drv);
+err_live:
+	vnic_drv_live_fini(drv);
 err_reset:
 	vnic_drv_reset_fini(drv);
 err_free:
@@ -335,6 +339,7 @@ void vnic_drv_destroy(struct vnic_drv *drv)
 			vnic_drv_tx_forget(&drv->txq[i]);
 	vnic_drv_res_destroy(drv);
 	vnic_drv_pools_free(drv);
+	vnic_drv_live_fini(drv);
 	vnic_drv_reset_fini(drv);
 	free(a->names);
 	free(drv->txq);
@@ -582,6 +587,7 @@ static const struct ctr_desc drv_ctrs[] = {
 	DRC(ind_fallbacks),
 	DRC(drop_bad_queue),
 	DRC(bad_tx_comp_ring),
+	DRC(policy_changes),
 };
 
 /* Visits every counter; the callback sees the name and the value. */

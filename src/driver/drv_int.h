@@ -14,7 +14,13 @@
  *   - counters, read with relaxed atomic loads: every field a counters
  *     function reads (stats, state, negotiated sizes, ring occupancy, pool
  *     free counts) is stored with vnic_ctr_* (core.h, Counters), even on
- *     the driver's cpu.
+ *     the driver's cpu;
+ *   - the policies (live.c): vnic_drv_set_policies hands them over under a
+ *     lock and the control poller writes them into cfg with vnic_ctr_store,
+ *     so vnic_drv_policies may read them from any thread; the datapath reads
+ *     them plainly on the driver's cpu, their only writer. A queue's
+ *     tx-reclaim mode (drv_txq.reclaim) is read by the interrupt handlers on
+ *     the device's thread too, with vnic_ctr_load.
  */
 #ifndef VNIC_DRIVER_DRV_INT_H
 #define VNIC_DRIVER_DRV_INT_H
@@ -141,6 +147,14 @@ struct drv_txq {
 	uint32_t batch_pkts; /* packets in it */
 	uint32_t batch_bytes;
 	uint32_t subm_handle;	      /* the device's tx submission ring */
+	/*
+	 * tx-reclaim in force for this queue (enum vnic_drv_tx_reclaim), and
+	 * a change waiting for the poll that owns the completion interrupt
+	 * (live.c): reclaim_move, to reclaim_next.
+	 */
+	uint32_t reclaim;
+	bool reclaim_move;
+	uint32_t reclaim_next;
 	union vnic_subcrq_entry *ind; /* VNIC_MAX_IND_DESCS entries, DMA-mapped */
 	uint64_t ind_ioba;
 	struct drv_pool pool; /* entries slots of ALIGN(mtu + 14 + 4, 128) */
@@ -196,6 +210,8 @@ struct drv_rxq {
 	struct vnic_subcrq *comp; /* our rx completion ring (create to destroy) */
 	/* tx-reclaim=napi: bit t set = tx queue t is reclaimed in this NAPI */
 	_Atomic uint32_t txmask;
+	/* bit t: tx queue t leaves this NAPI at its next poll (live.c) */
+	uint32_t moves;
 	struct vnic_pkt_pool pkts; /* host packets rx hands up */
 	struct vnic_pkt_pool agg;  /* GRO aggregates */
 	bool pkt_pools;
@@ -333,6 +349,21 @@ struct drv_stats {
 	uint64_t resets_by[RST_MAX];
 	uint64_t probes;	/* LOGICAL_LINK_STATE(QUERY) sent to a partner in doubt */
 	uint64_t probe_resumes; /* answered: the partner still had us, traffic resumed */
+	uint64_t policy_changes; /* vnic_drv_set_policies that changed something */
+};
+
+/*
+ * vnic_drv_set_policies (live.c), from any thread: the policies wanted,
+ * handed over under the lock, and the answer. Requests are numbered; a
+ * newer one replaces what an older one posted, and the answer to the newer
+ * answers both.
+ */
+struct drv_live {
+	pthread_mutex_t lock;
+	struct vnic_drv_config posted; /* the policy fields; under lock */
+	uint64_t posted_seq;	       /* under lock */
+	_Atomic bool pending;
+	_Atomic uint64_t done_seq;
 };
 
 /*
@@ -401,6 +432,7 @@ struct vnic_drv {
 	uint32_t rcap[RC_MAX]; /* asked, then granted */
 	uint64_t carrier;
 	struct drv_reset rst;
+	struct drv_live live;
 
 	/* DMA-mapped control page */
 	uint8_t *ctl;
@@ -469,6 +501,15 @@ void vnic_drv_send_xport(struct vnic_drv *drv, uint8_t reason);
 /* A reset's REQUEST_UNMAP of every map (state RESET_UNMAP), answered in vnic_drv_reset_unmapped. */
 void vnic_drv_release_maps(struct vnic_drv *drv);
 
+/* --- live.c -------------------------------------------------------------- */
+int vnic_drv_live_init(struct vnic_drv *drv);
+void vnic_drv_live_fini(struct vnic_drv *drv);
+/* From the control poll: the policies posted by vnic_drv_set_policies, applied and answered. */
+void vnic_drv_live_poll(struct vnic_drv *drv);
+bool vnic_drv_live_pending(const struct vnic_drv *drv);
+/* Every queue's tx-reclaim mode from cfg, nothing moving (link up: rings not armed yet). */
+void vnic_drv_reclaim_reset(struct vnic_drv *drv);
+
 /* --- reset.c ------------------------------------------------------------- */
 /* Queues a reset for reason (coalesced, superseded: see struct drv_reset). */
 void vnic_drv_reset_request(struct vnic_drv *drv, enum drv_reset_reason reason);
@@ -525,12 +566,18 @@ void vnic_drv_tx_unwind_batch(struct drv_txq *txq);
 /* Reclaims every slot still in use as dropped (the device will not complete them). */
 void vnic_drv_tx_forget(struct drv_txq *txq);
 void vnic_drv_txq_wake_cb(void *ctx, struct vnic_txq *txq);
+/*
+ * Driver's cpu: the queue goes to tx-reclaim mode `to`. When the owner of
+ * its completion interrupt changes, the move is made by the poll of the
+ * owner it leaves (see live.c); otherwise at once.
+ */
+void vnic_drv_reclaim_switch(struct drv_txq *txq, enum vnic_drv_tx_reclaim to);
+/* The move waiting for this owner's poll (reclaim_move set): made now. */
+void vnic_drv_reclaim_move(struct drv_txq *txq);
 
 /* --- rx.c ---------------------------------------------------------------- */
 int vnic_drv_rx_poll(struct vnic_napi *napi, int budget);
 extern const struct vnic_irq_ops vnic_drv_rxc_irq_ops;
-/* tx-reclaim=napi: the rx ring and the tx completion rings it reclaims, as one source */
-extern const struct vnic_irq_ops vnic_drv_rxc_napi_irq_ops;
 void vnic_drv_rxc_irq(void *ctx);
 /* Posts every free buffer; returns how many were posted. */
 unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq);
@@ -552,9 +599,23 @@ static inline void drv_dma_wmb(void)
 	atomic_thread_fence(memory_order_release);
 }
 
-static inline bool drv_reclaim_napi(const struct vnic_drv *drv)
+/*
+ * Who owns a tx completion ring's interrupt in a tx-reclaim mode: the tx
+ * completion poller (irq, orphan), the rx NAPI that reclaims the queue
+ * (napi), or nobody: lazy keeps it off.
+ */
+enum drv_irq_owner { OWN_NONE, OWN_TXC, OWN_RXQ };
+
+static inline enum drv_irq_owner drv_irq_owner(uint32_t reclaim)
 {
-	return drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_NAPI;
+	switch (reclaim) {
+	case VNIC_DRV_RECLAIM_LAZY:
+		return OWN_NONE;
+	case VNIC_DRV_RECLAIM_NAPI:
+		return OWN_RXQ;
+	default:
+		return OWN_TXC;
+	}
 }
 
 #endif /* VNIC_DRIVER_DRV_INT_H */

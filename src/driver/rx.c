@@ -15,7 +15,8 @@
  *
  * tx-reclaim=napi (bcmgenet orphan; as virtio-net): the same poll first reclaims
  * the tx queues mapped to it; their completion interrupts schedule it and
- * are masked and re-armed with it.
+ * are masked and re-armed with it. A queue that leaves the mode at run time
+ * is given up at the start of the poll (live.c).
  */
 #include <string.h>
 
@@ -28,34 +29,20 @@ void vnic_drv_rxc_irq(void *ctx)
 	vnic_napi_schedule(&((struct drv_rxq *)ctx)->napi);
 }
 
-static void rxc_enable(void *ctx)
-{
-	vnic_hv_subcrq_irq_enable(((struct drv_rxq *)ctx)->comp);
-}
-
-static void rxc_disable(void *ctx)
-{
-	vnic_hv_subcrq_irq_disable(((struct drv_rxq *)ctx)->comp);
-}
-
-static bool rxc_pending(void *ctx)
-{
-	return vnic_subcrq_pending(((struct drv_rxq *)ctx)->comp);
-}
-
-const struct vnic_irq_ops vnic_drv_rxc_irq_ops = {
-	.enable = rxc_enable,
-	.disable = rxc_disable,
-	.pending = rxc_pending,
-};
-
-/* tx-reclaim=napi: the rx ring and the tx completion rings mapped here, as one source. */
+/*
+ * The rx ring, and with tx-reclaim=napi the tx completion rings this NAPI
+ * reclaims (txmask), as one source: masked and re-armed together. In the
+ * other modes txmask is 0 and this is the rx ring alone. txmask changes
+ * only inside this NAPI's own poll or before the NAPI is scheduled to take
+ * a queue on (live.c), so a disable in flight on another thread never
+ * disarms a ring that another poller owns by then.
+ */
 static uint32_t napi_txmask(const struct drv_rxq *rxq)
 {
 	return atomic_load_explicit(&((struct drv_rxq *)rxq)->txmask, memory_order_relaxed);
 }
 
-static void rxc_napi_enable(void *ctx)
+static void rxc_enable(void *ctx)
 {
 	struct drv_rxq *rxq = ctx;
 	uint32_t m;
@@ -65,7 +52,7 @@ static void rxc_napi_enable(void *ctx)
 	vnic_hv_subcrq_irq_enable(rxq->comp);
 }
 
-static void rxc_napi_disable(void *ctx)
+static void rxc_disable(void *ctx)
 {
 	struct drv_rxq *rxq = ctx;
 	uint32_t m;
@@ -75,7 +62,7 @@ static void rxc_napi_disable(void *ctx)
 		vnic_hv_subcrq_irq_disable(rxq->drv->txq[__builtin_ctz(m)].comp);
 }
 
-static bool rxc_napi_pending(void *ctx)
+static bool rxc_pending(void *ctx)
 {
 	struct drv_rxq *rxq = ctx;
 	uint32_t m;
@@ -88,10 +75,10 @@ static bool rxc_napi_pending(void *ctx)
 	return false;
 }
 
-const struct vnic_irq_ops vnic_drv_rxc_napi_irq_ops = {
-	.enable = rxc_napi_enable,
-	.disable = rxc_napi_disable,
-	.pending = rxc_napi_pending,
+const struct vnic_irq_ops vnic_drv_rxc_irq_ops = {
+	.enable = rxc_enable,
+	.disable = rxc_disable,
+	.pending = rxc_pending,
 };
 
 /* --- replenish ------------------------------------------------------------------ */
@@ -288,6 +275,22 @@ static void deliver_rx(struct drv_rxq *rxq, struct vnic_pkt *pkt)
 	vnic_trace_end(&vnic_drv_tp.gro_receive, t0);
 }
 
+/* The moves this NAPI owes (vnic_drv_reclaim_switch): each queue still ours and still moving. */
+static void moves_out(struct drv_rxq *rxq)
+{
+	struct vnic_drv *drv = rxq->drv;
+	uint32_t m = rxq->moves;
+
+	rxq->moves = 0;
+	for (; m; m &= m - 1) {
+		struct drv_txq *txq = &drv->txq[__builtin_ctz(m)];
+
+		if (txq->reclaim_move && drv_irq_owner(txq->reclaim) == OWN_RXQ &&
+		    atomic_load_explicit(&txq->napi_rxq, memory_order_relaxed) == rxq->idx)
+			vnic_drv_reclaim_move(txq);
+	}
+}
+
 static int rx_poll(struct vnic_napi *napi, int budget)
 {
 	struct drv_rxq *rxq = vnic_container_of(napi, struct drv_rxq, napi);
@@ -296,11 +299,12 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 	int frames = 0;
 
 	vnic_ctr_inc(&rxq->st.polls);
-	if (drv_reclaim_napi(drv)) {
-		/* tx completions first, and unbudgeted (napi.rst) */
-		for (uint32_t m = napi_txmask(rxq); m; m &= m - 1)
-			vnic_drv_tx_reclaim(&drv->txq[__builtin_ctz(m)]);
-	}
+	/* tx queues leaving tx-reclaim=napi: given up here, under SCHED (live.c) */
+	if (vnic_unlikely(rxq->moves))
+		moves_out(rxq);
+	/* tx-reclaim=napi: tx completions first, and unbudgeted (napi.rst) */
+	for (uint32_t m = napi_txmask(rxq); m; m &= m - 1)
+		vnic_drv_tx_reclaim(&drv->txq[__builtin_ctz(m)]);
 	/* Link down or a reset: whatever comes in is for buffers taken back. */
 	if (vnic_unlikely(!rxq->running)) {
 		drop_stale(rxq);

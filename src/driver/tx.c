@@ -34,7 +34,8 @@ void vnic_drv_txc_irq(void *ctx)
 	struct drv_txq *txq = ctx;
 	struct vnic_drv *drv = txq->drv;
 
-	if (drv_reclaim_napi(drv)) {
+	/* on the device's thread: the mode may be changing (live.c), hence the load */
+	if (vnic_ctr_load(&txq->reclaim) == VNIC_DRV_RECLAIM_NAPI) {
 		uint32_t r = atomic_load_explicit(&txq->napi_rxq, memory_order_relaxed);
 
 		vnic_napi_schedule(&drv->rxq[r].napi);
@@ -43,19 +44,32 @@ void vnic_drv_txc_irq(void *ctx)
 	vnic_napi_schedule(&txq->napi);
 }
 
+/*
+ * The completion poller arms and masks the ring only in the modes where it
+ * owns the interrupt (irq, orphan): with lazy nobody does, with napi the rx
+ * NAPI does (rx.c). So a poll of ours in another mode (a lazy timer, a
+ * schedule left from before a change of mode) leaves the ring alone.
+ */
+static bool txc_owns(void *ctx)
+{
+	return drv_irq_owner(vnic_ctr_load(&((struct drv_txq *)ctx)->reclaim)) == OWN_TXC;
+}
+
 static void txc_enable(void *ctx)
 {
-	vnic_hv_subcrq_irq_enable(((struct drv_txq *)ctx)->comp);
+	if (txc_owns(ctx))
+		vnic_hv_subcrq_irq_enable(((struct drv_txq *)ctx)->comp);
 }
 
 static void txc_disable(void *ctx)
 {
-	vnic_hv_subcrq_irq_disable(((struct drv_txq *)ctx)->comp);
+	if (txc_owns(ctx))
+		vnic_hv_subcrq_irq_disable(((struct drv_txq *)ctx)->comp);
 }
 
 static bool txc_pending(void *ctx)
 {
-	return vnic_subcrq_pending(((struct drv_txq *)ctx)->comp);
+	return txc_owns(ctx) && vnic_subcrq_pending(((struct drv_txq *)ctx)->comp);
 }
 
 const struct vnic_irq_ops vnic_drv_txc_irq_ops = {
@@ -63,6 +77,11 @@ const struct vnic_irq_ops vnic_drv_txc_irq_ops = {
 	.disable = txc_disable,
 	.pending = txc_pending,
 };
+
+static uint32_t napi_mask_of(struct drv_rxq *rxq)
+{
+	return atomic_load_explicit(&rxq->txmask, memory_order_relaxed);
+}
 
 /* --- slots ------------------------------------------------------------------ */
 
@@ -619,13 +638,12 @@ static enum tx_drop tx_choose_path(struct vnic_drv *drv, struct drv_txq *txq, st
  * False when the ring has no room: the queue is stopped, what is batched
  * is sent, and the packet is still the caller's.
  */
-static bool tx_reserve(struct vnic_drv *drv, struct drv_txq *txq, const struct vnic_pkt *pkt,
-		       struct tx_plan *p)
+static bool tx_reserve(struct drv_txq *txq, const struct vnic_pkt *pkt, struct tx_plan *p)
 {
 	struct drv_pool *pool;
 
 	/* bcmgenet orphan "before": completions are looked at only when the ring fills up. */
-	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY && txq->used >= txq->entries / 4 * 3) {
+	if (txq->reclaim == VNIC_DRV_RECLAIM_LAZY && txq->used >= txq->entries / 4 * 3) {
 		vnic_ctr_inc(&txq->st.xmit_reclaims);
 		vnic_drv_tx_reclaim(txq);
 	}
@@ -710,7 +728,8 @@ static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt
 	slot->bytes = p->len;
 	slot->nent = p->nent;
 	slot->in_use = true;
-	slot->orphaned = drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN;
+	/* kept per slot: a change of mode meanwhile does not undo what the host was told */
+	slot->orphaned = txq->reclaim == VNIC_DRV_RECLAIM_ORPHAN;
 	/* The data is in the LTB: the packet goes back to the host's pool now. */
 	vnic_pkt_free(pkt);
 
@@ -746,11 +765,11 @@ static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt
 }
 
 /* tx-reclaim after a send: lazy arms its coarse timer, orphan tells the host now. */
-static void tx_reclaim_policy(struct vnic_drv *drv, struct drv_txq *txq, const struct tx_plan *p)
+static void tx_reclaim_policy(struct drv_txq *txq, const struct tx_plan *p)
 {
-	if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY)
+	if (txq->reclaim == VNIC_DRV_RECLAIM_LAZY)
 		lazy_timer_arm(txq);
-	else if (drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_ORPHAN) {
+	else if (txq->reclaim == VNIC_DRV_RECLAIM_ORPHAN) {
 		/* skb_orphan at xmit: the sender's bytes stop counting now (bcmgenet orphan). */
 		vnic_ctr_inc(&txq->st.orphaned);
 		host_tx_done(txq, p->cookie, p->len, VNIC_TX_DONE_OK);
@@ -786,11 +805,11 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 	why = tx_choose_path(drv, txq, pkt, more, &p);
 	if (vnic_unlikely(why != TX_GO))
 		return xmit_drop(txq, pkt, why);
-	if (!tx_reserve(drv, txq, pkt, &p))
+	if (!tx_reserve(txq, pkt, &p))
 		return VNIC_TX_BUSY;
 	e = tx_build(drv, txq, pkt, &p, local);
 	tx_commit(drv, txq, pkt, &p, e, more);
-	tx_reclaim_policy(drv, txq, &p);
+	tx_reclaim_policy(txq, &p);
 	return VNIC_TX_OK;
 }
 
@@ -919,7 +938,13 @@ int vnic_drv_tx_poll(struct vnic_napi *napi, int budget)
 	struct drv_txq *txq = vnic_container_of(napi, struct drv_txq, napi);
 
 	(void)budget;
-	if (txq->drv->cfg.tx_reclaim == VNIC_DRV_RECLAIM_LAZY) {
+	/* leaving irq or orphan: given up here, under SCHED (live.c) */
+	if (vnic_unlikely(txq->reclaim_move) && drv_irq_owner(txq->reclaim) == OWN_TXC) {
+		vnic_drv_reclaim_move(txq);
+		vnic_drv_tx_reclaim(txq);
+		return 0;
+	}
+	if (txq->reclaim == VNIC_DRV_RECLAIM_LAZY) {
 		/* the coarse timer fired: reclaim, and come back while anything is out */
 		txq->timer_armed = false;
 		vnic_ctr_inc(&txq->st.timer_reclaims);
@@ -931,4 +956,85 @@ int vnic_drv_tx_poll(struct vnic_napi *napi, int budget)
 	/* Completion is never budgeted (napi.rst): one round, all of it. */
 	vnic_drv_tx_reclaim(txq);
 	return 0;
+}
+
+/* --- tx-reclaim at run time ------------------------------------------------------------ */
+
+/*
+ * A ring's interrupt is armed and masked only by the holder of its owner's
+ * NAPI SCHED bit (docs/MECHANISMS.md section 2), and the interrupt handler
+ * runs on the device's thread. So a ring changes owner only inside the poll
+ * of the owner it leaves: that poll holds SCHED, and whoever took SCHED had
+ * masked the ring before the poll could run, so no mask or re-arm of the old
+ * owner is in flight anywhere. The new owner is then scheduled, and its
+ * completion arms the ring (with the pending check of every re-arm); until
+ * then the ring stays masked and its completions wait in it. A handler that
+ * read the old mode schedules the old owner once more: its poll reclaims,
+ * and its irq ops, which follow the mode (txc_owns, txmask), leave the ring
+ * alone. Lazy owns nothing: a move from it is made at once.
+ */
+void vnic_drv_reclaim_move(struct drv_txq *txq)
+{
+	struct vnic_drv *drv = txq->drv;
+	uint32_t bit = 1u << txq->idx, to = txq->reclaim_next, r;
+
+	txq->reclaim_move = false;
+	if (txq->reclaim == VNIC_DRV_RECLAIM_LAZY) {
+		txq->timer_armed = false;
+		vnic_poller_set_timer(&txq->napi.poller, 0);
+	} else if (txq->reclaim == VNIC_DRV_RECLAIM_NAPI) {
+		struct drv_rxq *rxq =
+			&drv->rxq[atomic_load_explicit(&txq->napi_rxq, memory_order_relaxed)];
+
+		rxq->moves &= ~bit;
+		atomic_store_explicit(&rxq->txmask, napi_mask_of(rxq) & ~bit,
+				      memory_order_relaxed);
+	}
+	vnic_ctr_store(&txq->reclaim, to);
+	switch (drv_irq_owner(to)) {
+	case OWN_RXQ:
+		/* ctl.c napi_map's rule: tx queue t is reclaimed by rx queue t % nrx */
+		r = txq->idx % drv->nrx;
+		atomic_store_explicit(&txq->napi_rxq, r, memory_order_relaxed);
+		atomic_store_explicit(&drv->rxq[r].txmask, napi_mask_of(&drv->rxq[r]) | bit,
+				      memory_order_relaxed);
+		vnic_poller_schedule(&drv->rxq[r].napi.poller);
+		break;
+	case OWN_TXC:
+		vnic_poller_schedule(&txq->napi.poller);
+		break;
+	case OWN_NONE:
+		lazy_timer_arm(txq);
+		break;
+	}
+}
+
+void vnic_drv_reclaim_switch(struct drv_txq *txq, enum vnic_drv_tx_reclaim to)
+{
+	struct vnic_drv *drv = txq->drv;
+	enum drv_irq_owner from = drv_irq_owner(txq->reclaim);
+	uint32_t r = atomic_load_explicit(&txq->napi_rxq, memory_order_relaxed);
+
+	txq->reclaim_next = to;
+	if (from == drv_irq_owner(to)) {
+		/* irq <-> orphan, or back before a move was made: nothing moves */
+		txq->reclaim_move = false;
+		if (from == OWN_RXQ)
+			drv->rxq[r].moves &= ~(1u << txq->idx);
+		vnic_ctr_store(&txq->reclaim, to);
+		return;
+	}
+	txq->reclaim_move = true;
+	switch (from) {
+	case OWN_NONE:
+		vnic_drv_reclaim_move(txq);
+		break;
+	case OWN_TXC:
+		vnic_poller_schedule(&txq->napi.poller);
+		break;
+	case OWN_RXQ:
+		drv->rxq[r].moves |= 1u << txq->idx;
+		vnic_poller_schedule(&drv->rxq[r].napi.poller);
+		break;
+	}
 }

@@ -106,6 +106,21 @@ void vnic_deliver_flush(struct vnic_deliver *d)
 	list_flush(d);
 }
 
+int vnic_deliver_set_mode(struct vnic_deliver *d, enum vnic_deliver_mode mode)
+{
+	switch (mode) {
+	case VNIC_DELIVER_LIST:
+	case VNIC_DELIVER_GRO:
+	case VNIC_DELIVER_GRO_LIST:
+		break;
+	default:
+		return -EINVAL;
+	}
+	vnic_deliver_flush(d);
+	d->mode = mode;
+	return 0;
+}
+
 static const char *const mode_names[] = {
 	[VNIC_DELIVER_LIST] = "list",
 	[VNIC_DELIVER_GRO] = "gro",

@@ -462,6 +462,12 @@ int vnic_deliver_init(struct vnic_deliver *d, enum vnic_deliver_mode mode, unsig
 void vnic_deliver_rx(struct vnic_deliver *d, struct vnic_pkt *pkt);
 /* End of poll: GRO flush, then the pending list. */
 void vnic_deliver_flush(struct vnic_deliver *d);
+/*
+ * Another mode, on the thread that owns d: what GRO holds and the pending
+ * list are delivered first (vnic_deliver_flush), so no packet is held by a
+ * mode no longer in force. 0 or -EINVAL (mode unknown; nothing changed).
+ */
+int vnic_deliver_set_mode(struct vnic_deliver *d, enum vnic_deliver_mode mode);
 /* "list", "gro", "gro-list" ("unknown" out of range); parse returns -EINVAL for anything else. */
 const char *vnic_deliver_mode_name(enum vnic_deliver_mode mode);
 int vnic_deliver_mode_parse(const char *s, enum vnic_deliver_mode *mode);
