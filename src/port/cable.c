@@ -44,6 +44,29 @@ static int check_cfg(struct vnic_cable_cfg *cfg)
 	return 0;
 }
 
+/*
+ * c->cfg into the live copy, under c->lock (or before the cable exists for
+ * anyone else): odd while the fields change, even again after; the release
+ * of the last store pairs with the producers' acquire load in take_live.
+ */
+static void live_publish(struct vnic_cable *c)
+{
+	struct cable_live *l = &c->live;
+	uint32_t s = atomic_load_explicit(&l->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&l->seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&l->rate_bps, c->cfg.rate_bps, memory_order_relaxed);
+	atomic_store_explicit(&l->delay_ns, c->cfg.delay_ns, memory_order_relaxed);
+	atomic_store_explicit(&l->seed, c->cfg.seed, memory_order_relaxed);
+	atomic_store_explicit(&l->loss_thr, prob_threshold(c->cfg.loss), memory_order_relaxed);
+	atomic_store_explicit(&l->reorder_thr, prob_threshold(c->cfg.reorder),
+			      memory_order_relaxed);
+	atomic_store_explicit(&l->corrupt_thr, prob_threshold(c->cfg.corrupt),
+			      memory_order_relaxed);
+	atomic_store_explicit(&l->seq, s + 2, memory_order_release);
+}
+
 static int dir_init(struct vnic_cable *c, unsigned int i)
 {
 	struct cable_dir *d = &c->dir[i];
@@ -63,14 +86,17 @@ static int dir_init(struct vnic_cable *c, unsigned int i)
 		goto err_fini_pool;
 	}
 	d->mask = n - 1;
-	d->cfg = &c->cfg;
-	d->timed = c->cfg.rate_bps || c->cfg.delay_ns;
-	d->loss_thr = prob_threshold(c->cfg.loss);
-	d->reorder_thr = prob_threshold(c->cfg.reorder);
-	d->corrupt_thr = prob_threshold(c->cfg.corrupt);
-	/* Each direction draws its own stream, so one side's traffic does not
-	 * change the fate of the other's frames. */
-	d->p.rng = c->cfg.seed + (i + 1) * 0x9e3779b97f4a7c15ull;
+	d->idx = i;
+	d->mtu = c->cfg.mtu;
+	d->live = &c->live;
+	d->p.live_seq = atomic_load_explicit(&c->live.seq, memory_order_relaxed);
+	d->p.rate_bps = c->cfg.rate_bps;
+	d->p.delay_ns = c->cfg.delay_ns;
+	d->p.timed = c->cfg.rate_bps || c->cfg.delay_ns;
+	d->p.loss_thr = prob_threshold(c->cfg.loss);
+	d->p.reorder_thr = prob_threshold(c->cfg.reorder);
+	d->p.corrupt_thr = prob_threshold(c->cfg.corrupt);
+	cable_dir_seed(d, c->cfg.seed);
 	d->rx_wire = &c->end[1 - i].wire;
 	return 0;
 
@@ -104,6 +130,10 @@ int vnic_cable_create(struct vnic_cable **cp, const struct vnic_cable_cfg *cfg)
 	err = check_cfg(&c->cfg);
 	if (err)
 		goto err_free;
+	err = -pthread_mutex_init(&c->lock, NULL);
+	if (err)
+		goto err_free;
+	live_publish(c);
 
 	for (i = 0; i < 2; i++) {
 		struct cable_end *e = &c->end[i];
@@ -117,7 +147,7 @@ int vnic_cable_create(struct vnic_cable **cp, const struct vnic_cable_cfg *cfg)
 	}
 	err = dir_init(c, 0);
 	if (err)
-		goto err_free;
+		goto err_destroy_lock;
 	err = dir_init(c, 1);
 	if (err)
 		goto err_fini_dir0;
@@ -126,6 +156,8 @@ int vnic_cable_create(struct vnic_cable **cp, const struct vnic_cable_cfg *cfg)
 
 err_fini_dir0:
 	dir_fini(&c->dir[0]);
+err_destroy_lock:
+	pthread_mutex_destroy(&c->lock);
 err_free:
 	free(c);
 	return err;
@@ -137,7 +169,45 @@ void vnic_cable_destroy(struct vnic_cable *c)
 		return;
 	dir_fini(&c->dir[0]);
 	dir_fini(&c->dir[1]);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+int vnic_cable_set(struct vnic_cable *c, const struct vnic_cable_cfg *cfg)
+{
+	struct vnic_cable_cfg n;
+
+	if (!c || !cfg)
+		return -EINVAL;
+	n = *cfg;
+	pthread_mutex_lock(&c->lock);
+	if (!n.mtu)
+		n.mtu = VNIC_CABLE_DEFAULT_MTU;
+	if (!n.slots)
+		n.slots = VNIC_CABLE_DEFAULT_SLOTS;
+	/* the slots and the rings were sized for these */
+	if (n.mtu != c->cfg.mtu || n.slots != c->cfg.slots || check_cfg(&n)) {
+		pthread_mutex_unlock(&c->lock);
+		return -EINVAL;
+	}
+	c->cfg.rate_bps = n.rate_bps;
+	c->cfg.delay_ns = n.delay_ns;
+	c->cfg.seed = n.seed;
+	c->cfg.loss = n.loss;
+	c->cfg.reorder = n.reorder;
+	c->cfg.corrupt = n.corrupt;
+	live_publish(c);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+void vnic_cable_config_get(const struct vnic_cable *c, struct vnic_cable_cfg *out)
+{
+	struct vnic_cable *m = (struct vnic_cable *)c;
+
+	pthread_mutex_lock(&m->lock);
+	*out = c->cfg;
+	pthread_mutex_unlock(&m->lock);
 }
 
 struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end)

@@ -18,9 +18,29 @@
 #ifndef VNIC_PORT_CABLE_INT_H
 #define VNIC_PORT_CABLE_INT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "port.h"
 
 struct cable_end;
+
+/*
+ * The settings vnic_cable_set changes at run time, published to both
+ * producers by a sequence count: odd while a setter writes, read by each
+ * producer once per commit (one load when nothing changed), the fields
+ * themselves relaxed atomics so that a read racing a write is torn at worst,
+ * and then retried.
+ */
+struct cable_live {
+	_Atomic uint32_t seq;
+	_Atomic uint64_t rate_bps;
+	_Atomic uint64_t delay_ns;
+	_Atomic uint64_t seed;
+	_Atomic uint64_t loss_thr;
+	_Atomic uint64_t reorder_thr;
+	_Atomic uint64_t corrupt_thr;
+};
 
 struct cable_dir {
 	/* written by the producer, read by the consumer */
@@ -47,6 +67,15 @@ struct cable_dir {
 		uint64_t corrupted;
 		uint64_t tx_full;
 		uint64_t notifies;
+		/* the settings in force, from the live copy (cable_live) */
+		uint32_t live_seq;	/* the copy's sequence they were taken at */
+		bool timed;		/* rate or delay configured */
+		uint64_t rate_bps;
+		uint64_t delay_ns;
+		uint64_t seed;
+		uint64_t loss_thr;	/* probabilities scaled to 2^64 */
+		uint64_t reorder_thr;
+		uint64_t corrupt_thr;
 	} p vnic_cacheline_aligned;
 
 	/* consumer only */
@@ -59,12 +88,10 @@ struct cable_dir {
 	/* read-mostly */
 	struct vnic_pkt **slots vnic_cacheline_aligned;
 	uint32_t mask;
-	bool timed;			/* rate or delay configured */
-	uint64_t loss_thr;		/* probabilities scaled to 2^64 */
-	uint64_t reorder_thr;
-	uint64_t corrupt_thr;
+	unsigned int idx;		/* dir[idx] */
 	struct vnic_wire *rx_wire;	/* the end that receives this direction */
-	const struct vnic_cable_cfg *cfg;
+	struct cable_live *live;
+	uint32_t mtu;
 	struct vnic_pkt_pool pool;
 };
 
@@ -77,9 +104,22 @@ struct cable_end {
 struct vnic_cable {
 	struct cable_dir dir[2];	/* dir[i]: from end i to end 1 - i */
 	struct cable_end end[2];
+	/* mtu and slots fixed at create; the rest as last set (under lock) */
 	struct vnic_cable_cfg cfg;
+	pthread_mutex_t lock;		/* setters, and readers of cfg */
+	struct cable_live live vnic_cacheline_aligned;
 };
 
 extern const struct vnic_wire_ops vnic_cable_wire_ops;
+
+/*
+ * The producer's generator, from seed: each direction draws its own stream,
+ * so one side's traffic does not change the fate of the other's frames.
+ */
+static inline void cable_dir_seed(struct cable_dir *d, uint64_t seed)
+{
+	d->p.seed = seed;
+	d->p.rng = seed + (d->idx + 1) * 0x9e3779b97f4a7c15ull;
+}
 
 #endif /* VNIC_PORT_CABLE_INT_H */

@@ -135,7 +135,7 @@ static bool frame_ok(const struct cable_dir *d, const struct vnic_pkt *pkt)
 		return false;
 	if (pkt->len < VNIC_ETH_HLEN)
 		return false;
-	return pkt->len <= d->cfg->mtu + l2_len(pkt);
+	return pkt->len <= d->mtu + l2_len(pkt);
 }
 
 static void corrupt(struct cable_dir *d, struct vnic_pkt *pkt)
@@ -153,10 +153,9 @@ static void corrupt(struct cable_dir *d, struct vnic_pkt *pkt)
 /* Puts a frame on the line: stamps when its last bit arrives. */
 static void stamp(struct cable_dir *d, struct vnic_pkt *pkt, uint64_t now)
 {
-	const struct vnic_cable_cfg *cfg = d->cfg;
 	uint64_t t = now;
 
-	if (cfg->rate_bps) {
+	if (d->p.rate_bps) {
 		uint64_t bytes =
 			(pkt->len < VNIC_CABLE_MIN_FRAME ? VNIC_CABLE_MIN_FRAME : pkt->len) +
 			VNIC_CABLE_LINE_OVERHEAD;
@@ -164,14 +163,55 @@ static void stamp(struct cable_dir *d, struct vnic_pkt *pkt, uint64_t now)
 
 		if (d->p.link_free_ns > t)
 			t = d->p.link_free_ns;
-		t += num / cfg->rate_bps;
-		d->p.line_rem = num % cfg->rate_bps;
+		t += num / d->p.rate_bps;
+		d->p.line_rem = num % d->p.rate_bps;
 		d->p.link_free_ns = t;
 	}
-	pkt->tstamp_ns = d->timed ? t + cfg->delay_ns : 0;
+	pkt->tstamp_ns = d->p.timed ? t + d->p.delay_ns : 0;
 }
 
 /* ---- producer ----------------------------------------------------------- */
+
+/*
+ * The settings vnic_cable_set published since our last commit, if any: one
+ * acquire load per commit when nothing changed. A read that overlaps a
+ * write (odd, or changed meanwhile) is tried again; the setter holds the
+ * count odd only for a few stores.
+ */
+static void take_live(struct cable_dir *d)
+{
+	struct cable_live *l = d->live;
+	uint32_t s0 = atomic_load_explicit(&l->seq, memory_order_acquire), s1;
+	uint64_t seed;
+
+	if (vnic_likely(s0 == d->p.live_seq))
+		return;
+	for (;;) {
+		if (!(s0 & 1)) {
+			d->p.rate_bps = atomic_load_explicit(&l->rate_bps, memory_order_relaxed);
+			d->p.delay_ns = atomic_load_explicit(&l->delay_ns, memory_order_relaxed);
+			seed = atomic_load_explicit(&l->seed, memory_order_relaxed);
+			d->p.loss_thr = atomic_load_explicit(&l->loss_thr, memory_order_relaxed);
+			d->p.reorder_thr = atomic_load_explicit(&l->reorder_thr, memory_order_relaxed);
+			d->p.corrupt_thr = atomic_load_explicit(&l->corrupt_thr, memory_order_relaxed);
+			atomic_thread_fence(memory_order_acquire);
+			s1 = atomic_load_explicit(&l->seq, memory_order_relaxed);
+			if (s1 == s0)
+				break;
+			s0 = s1;
+		} else {
+			vnic_cpu_relax();
+			s0 = atomic_load_explicit(&l->seq, memory_order_acquire);
+		}
+	}
+	d->p.live_seq = s0;
+	d->p.timed = d->p.rate_bps || d->p.delay_ns;
+	/* the remainder was of the old rate */
+	d->p.line_rem = 0;
+	/* A new seed starts the stream over: the same seed, the same fates from here. */
+	if (seed != d->p.seed)
+		cable_dir_seed(d, seed);
+}
 
 static unsigned int cable_tx_reserve(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n)
 {
@@ -205,11 +245,13 @@ static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned
 {
 	struct cable_dir *d = to_end(w)->tx;
 	uint32_t pos = d->p.head, base = d->p.head + d->p.held, i;
-	uint64_t now = d->timed ? vnic_now_ns() : 0, bytes = 0;
+	uint64_t now, bytes = 0;
 	uint32_t held = d->p.held;
 
 	(void)out;
 	(void)reserved;
+	take_live(d);
+	now = d->p.timed ? vnic_now_ns() : 0;
 	if (n > d->p.reserved)
 		n = d->p.reserved;
 	d->p.reserved = 0;
@@ -224,11 +266,11 @@ static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned
 			vnic_ctr_add(&d->p.drop_mtu, 1);
 			continue;
 		}
-		if (roll(d, d->loss_thr)) {
+		if (roll(d, d->p.loss_thr)) {
 			vnic_ctr_add(&d->p.drop_loss, 1);
 			continue;
 		}
-		if (roll(d, d->corrupt_thr))
+		if (roll(d, d->p.corrupt_thr))
 			corrupt(d, pkt);
 		bytes += pkt->len;
 		if (held) {
@@ -242,7 +284,7 @@ static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned
 			continue;
 		}
 		swap_slots(d, pos, idx);
-		if (roll(d, d->reorder_thr)) {
+		if (roll(d, d->p.reorder_thr)) {
 			vnic_ctr_add(&d->p.reordered, 1);
 			held = 1;
 			continue;
@@ -279,12 +321,15 @@ static unsigned int cable_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames,
 	d->c.seen = head;
 	if (n > head - tail)
 		n = head - tail;
-	if (d->timed && n)
-		now = vnic_now_ns();
+	/*
+	 * The clock is read only for a stamped frame: the stamp says whether
+	 * it was timed when committed, and the settings may have changed since
+	 * (vnic_cable_set), so the consumer keeps no view of its own of them.
+	 */
 	for (i = 0; i < n; i++) {
 		struct vnic_pkt *pkt = *slot(d, tail + i);
 
-		if (pkt->tstamp_ns > now)
+		if (pkt->tstamp_ns > now && (now || pkt->tstamp_ns > (now = vnic_now_ns())))
 			break;
 		frames[i] = pkt;
 	}
@@ -334,15 +379,17 @@ static void cable_irq_disable(void *ctx)
 static bool cable_irq_pending(void *ctx)
 {
 	struct cable_dir *d = to_end(ctx)->rx;
+	uint64_t t;
 	uint32_t tail = atomic_load_explicit(&d->tail, memory_order_relaxed);
 	uint32_t head = load_head(d);
 
 	if (head == tail)
 		return false;
 	/* Unseen frames need a look, ready or not: they may need a timer. */
-	if (!d->timed || head != d->c.seen)
+	if (head != d->c.seen)
 		return true;
-	return (*slot(d, tail))->tstamp_ns <= vnic_now_ns();
+	t = (*slot(d, tail))->tstamp_ns;
+	return !t || t <= vnic_now_ns();
 }
 
 static const struct vnic_irq_ops cable_irq_ops = {

@@ -101,6 +101,22 @@ void vnic_cable_destroy(struct vnic_cable *c);
 struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end);
 /* Counters of the direction from end dir to the other. */
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st);
+/*
+ * Any thread, any time: new rate_bps, delay_ns, loss, reorder, corrupt and
+ * seed for both directions. mtu and slots size the rings: they must be the
+ * cable's (0 = the default, as at create). Each direction's producer takes
+ * the new values at its next commit, from a copy published by a sequence
+ * count (one load per commit when nothing changed; no lock on the
+ * datapath). Frames already on the line keep the time they were stamped
+ * with (a new delay or rate applies to frames committed from then on; a
+ * frame never overtakes an earlier one); a frame held back to be reordered
+ * goes behind the next one committed; a seed that changes starts each
+ * direction's generator over. 0, or -EINVAL (mtu or slots differ, a
+ * probability out of [0, 1]: nothing changed).
+ */
+int vnic_cable_set(struct vnic_cable *c, const struct vnic_cable_cfg *cfg);
+/* Any thread: the configuration in force (the last set, or create's with its defaults). */
+void vnic_cable_config_get(const struct vnic_cable *c, struct vnic_cable_cfg *out);
 
 /* ---------------------------------------------------------------------------
  * The vnet header (tap_vnet.c): what precedes every frame on a TAP opened
