@@ -38,14 +38,16 @@ enum crq_fault { CRQ_DELIVER, CRQ_LOSE, CRQ_DUP };
 
 static enum crq_fault crq_fault(struct vnic_hv *hv, struct crq_ring *r)
 {
+	double loss = atomic_load_explicit(&hv->fl.crq_loss, memory_order_relaxed);
+	double dup = atomic_load_explicit(&hv->fl.crq_dup, memory_order_relaxed);
 	double u;
 
-	if (!(hv->fault.crq_loss > 0 || hv->fault.crq_dup > 0))
+	if (!(loss > 0 || dup > 0))
 		return CRQ_DELIVER;
 	u = (double)(vnic_fault_rng_next(&r->rng) >> 11) * 0x1p-53;
-	if (u < hv->fault.crq_loss)
+	if (u < loss)
 		return CRQ_LOSE;
-	if (u < hv->fault.crq_loss + hv->fault.crq_dup)
+	if (u < loss + dup)
 		return CRQ_DUP;
 	return CRQ_DELIVER;
 }

@@ -52,6 +52,7 @@ int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vn
 	atomic_init(&hv->open, true);
 	atomic_init(&hv->faults_on, false);
 	vnic_fault_cfg_default(&hv->fault);
+	atomic_init(&hv->fl.seed, hv->fault.seed);
 	hv->next_gen = 1;
 	hv->dma.next_ioba = VNIC_HV_IOBA_BASE;
 
@@ -162,13 +163,26 @@ uint32_t vnic_hv_max_ind_descs(const struct vnic_hv *hv)
 	return hv->max_ind_descs;
 }
 
+/* Under hv->lock: injection is on when wanted and something is configured. */
+static void faults_update(struct vnic_hv *hv)
+{
+	atomic_store_explicit(&hv->faults_on, hv->faults_want && hv->faults_set,
+			      memory_order_release);
+}
+
 int vnic_hv_set_faults(struct vnic_hv *hv, const struct vnic_fault_cfg *cfg, uint64_t stream)
 {
+	struct hv_fault_live *fl;
+	uint64_t seed, crq_stream[2];
 	unsigned int i;
 
 	if (!hv)
 		return -EINVAL;
-	atomic_store_explicit(&hv->faults_on, false, memory_order_release);
+	if (cfg && (cfg->hcall_busy < 0 || cfg->hcall_dropped < 0 || cfg->hcall_closed < 0 ||
+		    cfg->hcall_busy + cfg->hcall_dropped + cfg->hcall_closed > 1 ||
+		    cfg->crq_loss < 0 || cfg->crq_dup < 0 || cfg->crq_loss + cfg->crq_dup > 1))
+		return -EINVAL;
+	fl = &hv->fl;
 	pthread_mutex_lock(&hv->lock);
 	if (cfg)
 		hv->fault = *cfg;
@@ -176,18 +190,27 @@ int vnic_hv_set_faults(struct vnic_hv *hv, const struct vnic_fault_cfg *cfg, uin
 		vnic_fault_cfg_default(&hv->fault);
 	hv->fault_stream = stream;
 	hv->faults_set = vnic_fault_hv_any(&hv->fault);
-	/* Rings that exist already draw from their own stream too. */
-	for (i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
-		struct vnic_subcrq *q = atomic_load(&hv->slots[i].q);
-
-		if (q)
-			vnic_fault_rng_init(&hv->slots[i].rng, hv->fault.seed,
-					    fault_stream_ring(hv, q->handle));
-	}
+	/* each store on its own: a send in between sees old and new items mixed, for once */
+	atomic_store_explicit(&fl->hcall_busy, hv->fault.hcall_busy, memory_order_relaxed);
+	atomic_store_explicit(&fl->hcall_dropped, hv->fault.hcall_dropped, memory_order_relaxed);
+	atomic_store_explicit(&fl->hcall_closed, hv->fault.hcall_closed, memory_order_relaxed);
+	atomic_store_explicit(&fl->crq_loss, hv->fault.crq_loss, memory_order_relaxed);
+	atomic_store_explicit(&fl->crq_dup, hv->fault.crq_dup, memory_order_relaxed);
+	atomic_store_explicit(&fl->ind_param_above, hv->fault.ind_param_above,
+			      memory_order_relaxed);
+	atomic_store_explicit(&fl->seed, hv->fault.seed, memory_order_relaxed);
+	atomic_store_explicit(&fl->stream, stream, memory_order_relaxed);
+	/* The sub-CRQs' producers start their streams over at their next draw. */
+	atomic_store_explicit(&fl->gen, atomic_load_explicit(&fl->gen, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	faults_update(hv);
+	seed = hv->fault.seed;
+	for (i = 0; i < 2; i++)
+		crq_stream[i] = fault_stream_crq(hv, i);
 	pthread_mutex_unlock(&hv->lock);
 	for (i = 0; i < 2; i++) {
 		pthread_mutex_lock(&hv->crq[i].lock);
-		vnic_fault_rng_init(&hv->crq[i].rng, hv->fault.seed, fault_stream_crq(hv, i));
+		vnic_fault_rng_init(&hv->crq[i].rng, seed, crq_stream[i]);
 		pthread_mutex_unlock(&hv->crq[i].lock);
 	}
 	return 0;
@@ -195,5 +218,8 @@ int vnic_hv_set_faults(struct vnic_hv *hv, const struct vnic_fault_cfg *cfg, uin
 
 void vnic_hv_faults_enable(struct vnic_hv *hv, bool on)
 {
-	atomic_store_explicit(&hv->faults_on, on && hv->faults_set, memory_order_release);
+	pthread_mutex_lock(&hv->lock);
+	hv->faults_want = on;
+	faults_update(hv);
+	pthread_mutex_unlock(&hv->lock);
 }

@@ -164,10 +164,15 @@ const struct vnic_hv_cost *vnic_hv_cost(const struct vnic_hv *hv);
 uint32_t vnic_hv_max_ind_descs(const struct vnic_hv *hv);
 
 /*
- * The hcall and CRQ faults of cfg (the device's are ignored here), off
- * until vnic_hv_faults_enable. Before any traffic (set-up, the cpus not
- * started): 0, or -EINVAL. stream is mixed into cfg->seed, so that the two
- * hvs of a topology draw different faults from one seed.
+ * The hcall and CRQ faults of cfg (the device's are ignored here; NULL:
+ * none), injected while vnic_hv_faults_enable says on (off at create).
+ * Any thread, any time, traffic or not: a send that races the change sees
+ * each item old or new; every generator starts over from cfg->seed (the
+ * CRQs' at once, each sub-CRQ's at its producer's next draw). 0, or
+ * -EINVAL (a probability below 0, or hcall-busy + hcall-dropped +
+ * hcall-closed or crq-loss + crq-dup above 1: nothing changed). stream is
+ * mixed into cfg->seed, so that the two hvs of a topology draw different
+ * faults from one seed.
  */
 int vnic_hv_set_faults(struct vnic_hv *hv, const struct vnic_fault_cfg *cfg, uint64_t stream);
 /* Any thread, any time: injection on or off (what is configured stays). */

@@ -12,9 +12,12 @@
  *   dma table       writers under dma.lock, readers lock-free (seqlock).
  *   sub-CRQ table   writers under hv->lock; senders pin a slot (senders).
  *   hv->glob        shared counters of rare events: atomic adds.
- *   hv->fault       written before traffic (vnic_hv_set_faults), read by any
- *                   hcall; faults_on switched by anyone, read by hcalls.
- *   fault rngs      a sub-CRQ's: its producer; a CRQ ring's: under its lock.
+ *   hv->fault       vnic_hv_set_faults, any time, under hv->lock; what the
+ *                   hcalls read of it is hv->fl, relaxed atomics (a send
+ *                   racing a set sees the old or the new value of each);
+ *                   faults_on switched by anyone, read by hcalls.
+ *   fault rngs      a sub-CRQ's: its producer, which starts it over when
+ *                   fl.gen moves; a CRQ ring's: under its lock.
  */
 #ifndef VNIC_HV_PRIV_H
 #define VNIC_HV_PRIV_H
@@ -130,7 +133,21 @@ struct subcrq_slot {
 	uint64_t indirect_entries;
 	uint64_t indirect_max;
 	struct vnic_fault_rng rng;	/* the producer's fault draws */
+	uint32_t rng_gen;		/* the hv->fl.gen rng was seeded at */
 } vnic_cacheline_aligned;
+
+/* What the hcalls read of the fault configuration (vnic_hv_set_faults). */
+struct hv_fault_live {
+	_Atomic double hcall_busy;
+	_Atomic double hcall_dropped;
+	_Atomic double hcall_closed;
+	_Atomic double crq_loss;
+	_Atomic double crq_dup;
+	_Atomic uint32_t ind_param_above;
+	_Atomic uint64_t seed;
+	_Atomic uint64_t stream;
+	_Atomic uint32_t gen; /* every set: the sub-CRQs' generators start over */
+};
 
 /* One DMA window mapping; fields read lock-free, so accessed with atomics. */
 struct dma_map {
@@ -152,10 +169,12 @@ struct vnic_hv {
 	uint32_t max_ind_descs;
 	_Atomic bool open;
 	_Atomic bool faults_on;			/* injection enabled and configured */
-	bool faults_set;			/* hcall or CRQ faults configured */
+	bool faults_set;			/* hcall or CRQ faults configured; under lock */
+	bool faults_want;			/* vnic_hv_faults_enable; under lock */
 	struct vnic_hv_cost cost;
-	struct vnic_fault_cfg fault;		/* set before traffic */
-	uint64_t fault_stream;
+	struct vnic_fault_cfg fault;		/* under lock */
+	uint64_t fault_stream;			/* under lock */
+	struct hv_fault_live fl vnic_cacheline_aligned;
 	/* rare events, any thread */
 	struct vnic_hv_stats glob vnic_cacheline_aligned;
 	/* control path */

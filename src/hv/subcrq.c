@@ -76,28 +76,40 @@ static void entry_publish(union vnic_subcrq_entry *dst, const union vnic_subcrq_
  * answer instead of sending, or VNIC_H_SUCCESS to go on. Nothing is written
  * either way.
  */
-static long hcall_fault(struct vnic_hv *hv, struct subcrq_slot *slot, enum vnic_hv_side from)
+static long hcall_fault(struct vnic_hv *hv, struct subcrq_slot *slot, uint32_t handle,
+			enum vnic_hv_side from)
 {
-	const struct vnic_fault_cfg *f = &hv->fault;
+	struct hv_fault_live *f = &hv->fl;
+	double busy = atomic_load_explicit(&f->hcall_busy, memory_order_relaxed);
+	double dropped = atomic_load_explicit(&f->hcall_dropped, memory_order_relaxed);
+	double closed = atomic_load_explicit(&f->hcall_closed, memory_order_relaxed);
+	uint32_t gen = atomic_load_explicit(&f->gen, memory_order_relaxed);
 	double u;
 
-	if (from != VNIC_HV_CLIENT ||
-	    !(f->hcall_busy > 0 || f->hcall_dropped > 0 || f->hcall_closed > 0))
+	if (from != VNIC_HV_CLIENT || !(busy > 0 || dropped > 0 || closed > 0))
 		return VNIC_H_SUCCESS;
+	/* a set since our last draw: this ring's stream starts over from the new seed */
+	if (vnic_unlikely(slot->rng_gen != gen)) {
+		uint64_t stream = atomic_load_explicit(&f->stream, memory_order_relaxed);
+
+		vnic_fault_rng_init(&slot->rng, atomic_load_explicit(&f->seed, memory_order_relaxed),
+				    stream << 32 ^ handle);
+		slot->rng_gen = gen;
+	}
 	u = (double)(vnic_fault_rng_next(&slot->rng) >> 11) * 0x1p-53;
-	if (u < f->hcall_busy) {
+	if (u < busy) {
 		ctr_add_shared(&hv->glob.fault_busy, 1);
 		ctr_add_shared(&hv->glob.rc_busy, 1);
 		return VNIC_H_BUSY;
 	}
-	u -= f->hcall_busy;
-	if (u < f->hcall_dropped) {
+	u -= busy;
+	if (u < dropped) {
 		ctr_add_shared(&hv->glob.fault_dropped, 1);
 		ctr_add_shared(&hv->glob.rc_dropped, 1);
 		return VNIC_H_DROPPED;
 	}
-	u -= f->hcall_dropped;
-	if (u < f->hcall_closed) {
+	u -= dropped;
+	if (u < closed) {
 		ctr_add_shared(&hv->glob.fault_closed, 1);
 		ctr_add_shared(&hv->glob.rc_closed, 1);
 		return VNIC_H_CLOSED;
@@ -167,6 +179,7 @@ int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t ent
 	__atomic_store_n(&slot->indirect_entries, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&slot->indirect_max, 0, __ATOMIC_RELAXED);
 	vnic_fault_rng_init(&slot->rng, hv->fault.seed, fault_stream_ring(hv, q->handle));
+	slot->rng_gen = atomic_load_explicit(&hv->fl.gen, memory_order_relaxed);
 	atomic_store_explicit(&slot->q, q, memory_order_seq_cst);
 	pthread_mutex_unlock(&hv->lock);
 	*out = q;
@@ -251,7 +264,7 @@ long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t ha
 		return send_fail(hv, VNIC_H_PARAMETER);
 	}
 	if (fault_injecting(hv)) {
-		long rc = hcall_fault(hv, slot, from);
+		long rc = hcall_fault(hv, slot, handle, from);
 
 		if (rc != VNIC_H_SUCCESS) {
 			slot_put(slot);
@@ -308,11 +321,14 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 		long rc;
 
 		/* ind-param-above: a hypervisor whose real limit is below the one announced */
-		if (hv->fault.ind_param_above && count > hv->fault.ind_param_above) {
+		uint32_t above =
+			atomic_load_explicit(&hv->fl.ind_param_above, memory_order_relaxed);
+
+		if (above && count > above) {
 			ctr_add_shared(&hv->glob.fault_ind_param, 1);
 			goto err_parameter;
 		}
-		rc = hcall_fault(hv, slot, from);
+		rc = hcall_fault(hv, slot, handle, from);
 		if (rc != VNIC_H_SUCCESS) {
 			slot_put(slot);
 			return rc;
