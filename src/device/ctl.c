@@ -42,7 +42,8 @@ static bool ctl_irq_pending(void *ctx)
 {
 	struct vnic_dev *dev = ctx;
 
-	return !dev->ctl_blocked && vnic_hv_crq_pending(dev->hv, VNIC_HV_SERVER);
+	return (!dev->ctl_blocked && vnic_hv_crq_pending(dev->hv, VNIC_HV_SERVER)) ||
+	       atomic_load_explicit(&dev->live.mask_pending, memory_order_acquire);
 }
 
 const struct vnic_irq_ops vnic_dev_ctl_irq_ops = {
@@ -943,12 +944,39 @@ static void handle(struct vnic_dev *dev, const struct vnic_crq *msg)
 		link_indicate(dev);
 }
 
+/*
+ * vnic_dev_set's header mask. It is what the device announced at
+ * capability negotiation, so a driver that negotiated may rely on the old
+ * one: the device goes away and comes back at once (a transport event,
+ * then its INIT, as reset-every does), and the driver's reset negotiates
+ * again and hears the new mask. A device not negotiating with anyone (no
+ * INIT yet, or gone in a fault) only announces it from then on.
+ */
+static void take_mask(struct vnic_dev *dev)
+{
+	enum vnic_dev_hdr_mask m;
+
+	if (!atomic_exchange_explicit(&dev->live.mask_pending, false, memory_order_acquire))
+		return;
+	m = atomic_load_explicit(&dev->live.hdr_mask, memory_order_relaxed);
+	if (m == dev->cfg.hdr_mask)
+		return;
+	vnic_ctr_store(&dev->cfg.hdr_mask, m);
+	vnic_ctr_store(&dev->desc_req, dev_desc_req_of(m));
+	vnic_ctr_inc(&dev->ctl_st.hdr_mask_changes);
+	if (dev->state == DEV_CLOSED || dev->fault.back_at)
+		return;
+	vnic_dev_vanish(dev, VNIC_XPORT_PARTNER_CLOSED);
+	vnic_dev_return(dev);
+}
+
 int vnic_dev_ctl_poll(struct vnic_napi *napi, int budget)
 {
 	struct vnic_dev *dev = vnic_container_of(napi, struct vnic_dev, ctl_napi);
 	struct vnic_crq msg;
 	int done = 0;
 
+	take_mask(dev);
 	dev->ctl_blocked = false;
 	for (;;) {
 		if (!ctl_flush(dev))

@@ -89,14 +89,6 @@ static int config_check(struct vnic_dev_config *cfg, const struct vnic_hv *hv,
 	return 0;
 }
 
-static uint64_t desc_req_of(const struct vnic_dev_config *cfg)
-{
-	uint8_t hdrs = VNIC_DESC_REQ_HDRS | VNIC_DESC_REQ_L3;
-
-	if (cfg->hdr_mask == VNIC_DEV_HDRS_EXACT)
-		return vnic_desc_req_make(0, 0, hdrs);
-	return vnic_desc_req_make(0, hdrs, hdrs);
-}
 
 static int add_napis(struct vnic_dev *dev)
 {
@@ -121,12 +113,14 @@ static int add_napis(struct vnic_dev *dev)
 		txq->dev = dev;
 		txq->idx = i;
 	}
-	if (vnic_fault_dev_any(&dev->cfg.fault)) {
-		err = vnic_cpu_add(dev->cpu, &dev->fault.poller, "dev-fault", vnic_dev_fault_poll);
-		if (err)
-			return err;
-		dev->fault.registered = true;
-	}
+	/*
+	 * Always: faults may be set while the device runs (vnic_dev_set_faults),
+	 * and a cpu takes no poller once started. Never scheduled while off.
+	 */
+	err = vnic_cpu_add(dev->cpu, &dev->fault.poller, "dev-fault", vnic_dev_fault_poll);
+	if (err)
+		return err;
+	dev->fault.registered = true;
 	return 0;
 }
 
@@ -142,9 +136,8 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	*out = NULL;
 	if (cpu->thread)
 		return -EBUSY;
-	/* ctl + rx + one per tx queue (+ faults): fail before touching the cpu */
-	if (cpu->npollers + 2 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) +
-		    (cfg && vnic_fault_dev_any(&cfg->fault)) >
+	/* ctl + rx + one per tx queue + faults: fail before touching the cpu */
+	if (cpu->npollers + 3 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) >
 	    VNIC_CPU_MAX_POLLERS)
 		return -ENOSPC;
 
@@ -162,7 +155,13 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	dev->hv = hv;
 	dev->wire = wire;
 	dev->cpu = cpu;
-	dev->desc_req = desc_req_of(&dev->cfg);
+	dev->desc_req = dev_desc_req_of(dev->cfg.hdr_mask);
+	atomic_init(&dev->live.hdr_mask, dev->cfg.hdr_mask);
+	atomic_init(&dev->live.mask_pending, false);
+	atomic_init(&dev->live.fault_pending, false);
+	err = -pthread_mutex_init(&dev->live.lock, NULL);
+	if (err)
+		goto err_free_dev;
 	dev->phys_up = true;
 	atomic_init(&dev->fault.on, false);
 	vnic_fault_rng_init(&dev->fault.rng, dev->cfg.fault.seed, 0xdec0de);
@@ -222,9 +221,32 @@ void vnic_dev_destroy(struct vnic_dev *dev)
 	dev->wire->notify = NULL;
 	dev->wire->notify_ctx = NULL;
 	vnic_dev_reset(dev);
+	pthread_mutex_destroy(&dev->live.lock);
 	free(dev->rxq);
 	free(dev->txq);
 	free(dev);
+}
+
+int vnic_dev_set(struct vnic_dev *dev, enum vnic_dev_hdr_mask mask, bool drop_missing_hdrs)
+{
+	if (!dev || (mask != VNIC_DEV_HDRS_CAUTIOUS && mask != VNIC_DEV_HDRS_EXACT))
+		return -EINVAL;
+	vnic_ctr_store(&dev->cfg.drop_missing_hdrs, drop_missing_hdrs);
+	atomic_store_explicit(&dev->live.hdr_mask, mask, memory_order_relaxed);
+	/* Release: the mask is there before the control poller sees the flag. */
+	atomic_store_explicit(&dev->live.mask_pending, true, memory_order_release);
+	vnic_poller_schedule(&dev->ctl_napi.poller);
+	return 0;
+}
+
+void vnic_dev_settings(const struct vnic_dev *dev, enum vnic_dev_hdr_mask *mask,
+		       bool *drop_missing_hdrs)
+{
+	if (mask)
+		*mask = atomic_load_explicit(&((struct vnic_dev *)dev)->live.hdr_mask,
+					     memory_order_relaxed);
+	if (drop_missing_hdrs)
+		*drop_missing_hdrs = vnic_ctr_load(&dev->cfg.drop_missing_hdrs);
 }
 
 /* --- counters ---------------------------------------------------------------- */
@@ -381,7 +403,9 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 	put(&s, vnic_ctr_read32(&dev->req_mtu), "neg_mtu");
 	put(&s, vnic_ctr_read32(&dev->req_ind_descs), "neg_ind_descs");
 	put(&s, vnic_ctr_read32(&dev->rx_buf_size), "neg_rx_buf_size");
-	put(&s, dev->desc_req, "neg_desc_req");
+	put(&s, vnic_ctr_load(&dev->desc_req), "neg_desc_req");
+	put(&s, (uint64_t)vnic_ctr_load(&dev->cfg.hdr_mask), "hdr_mask");
+	put(&s, vnic_ctr_load(&dev->cfg.drop_missing_hdrs), "drop_missing_hdrs");
 	put(&s, offload_bits(&dev->ol), "neg_offloads");
 
 	put(&s, vnic_ctr_read(&c->commands), "ctl_commands");
@@ -395,6 +419,7 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 	put(&s, vnic_ctr_read(&c->resets), "ctl_resets");
 	put(&s, vnic_ctr_read(&c->dup_maps), "ctl_dup_maps");
 	put(&s, vnic_ctr_read(&c->dup_logins), "ctl_dup_logins");
+	put(&s, vnic_ctr_read(&c->hdr_mask_changes), "ctl_hdr_mask_changes");
 	put(&s, vnic_ctr_read(&dev->fault.st.resets), "fault_resets");
 	put(&s, vnic_ctr_read(&dev->fault.st.failovers), "fault_failovers");
 	put(&s, vnic_ctr_read(&dev->fault.st.err_inds), "fault_err_inds");

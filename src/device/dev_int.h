@@ -12,6 +12,9 @@
 #ifndef VNIC_DEVICE_DEV_INT_H
 #define VNIC_DEVICE_DEV_INT_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "device/device.h"
 
 enum dev_state {
@@ -157,6 +160,7 @@ struct dev_ctl_stats {
 	uint64_t resets;     /* queues and maps torn down */
 	uint64_t dup_maps;   /* REQUEST_MAP of a map already in place, answered again */
 	uint64_t dup_logins; /* LOGIN repeated while logged in, answered again */
+	uint64_t hdr_mask_changes; /* vnic_dev_set: a new mask, the driver made to renegotiate */
 };
 
 struct dev_rx_stats {
@@ -192,8 +196,28 @@ struct dev_fault {
 	struct dev_fault_stats st;
 };
 
+/*
+ * What other threads hand the device at run time: a header mask, taken by
+ * the control poller (ctl.c), and a fault schedule, taken by the fault
+ * poller (fault.c). drop_missing_hdrs needs no hand-off: the tx engine
+ * loads cfg.drop_missing_hdrs relaxed, and vnic_dev_set stores it.
+ */
+struct dev_live {
+	_Atomic uint32_t hdr_mask; /* enum vnic_dev_hdr_mask wanted */
+	_Atomic bool mask_pending;
+	pthread_mutex_t lock;
+	struct vnic_fault_cfg fault; /* under lock */
+	_Atomic bool fault_pending;
+};
+
 struct vnic_dev {
-	struct vnic_dev_config cfg; /* limits in force (max_mtu capped, ind descs set) */
+	/*
+	 * Limits in force (max_mtu capped, ind descs set). hdr_mask and
+	 * drop_missing_hdrs change at run time: stored with vnic_ctr_store,
+	 * loaded relaxed by readers on other threads (and the tx engine for
+	 * drop_missing_hdrs, which other threads write).
+	 */
+	struct vnic_dev_config cfg;
 	struct vnic_hv *hv;
 	struct vnic_wire *wire;
 	struct vnic_cpu *cpu;
@@ -209,7 +233,7 @@ struct vnic_dev {
 	struct vnic_crq down_rsp;
 	struct vnic_crq outbox[CTL_OUTBOX];
 	uint32_t ob_head, ob_tail;
-	uint64_t desc_req; /* TX_RX_DESC_REQ number announced */
+	uint64_t desc_req; /* TX_RX_DESC_REQ number announced (vnic_ctr_store: counters) */
 	/* the login in force: a repeated LOGIN naming the same rings is answered again */
 	uint32_t login_txcomp[VNIC_MAX_QUEUES], login_rxcomp[VNIC_MAX_QUEUES];
 
@@ -236,6 +260,8 @@ struct vnic_dev {
 	struct dev_ctl_stats ctl_st;
 	/* a line of its own: other threads write fault.on (and sizeof stays a multiple of it) */
 	struct dev_fault fault vnic_cacheline_aligned;
+	/* written by other threads too (vnic_dev_set, vnic_dev_set_faults) */
+	struct dev_live live vnic_cacheline_aligned;
 };
 
 /* --- trace points (dev.c) ------------------------------------------------ */
@@ -324,6 +350,16 @@ static inline struct vnic_subcrq *dev_ring_get(struct vnic_subcrq *const *p)
 static inline void dev_ring_set(struct vnic_subcrq **p, struct vnic_subcrq *q)
 {
 	__atomic_store_n(p, q, __ATOMIC_RELAXED);
+}
+
+/* The TX_RX_DESC_REQ number the device announces for a header mask (docs/PROTOCOL.md 8.3). */
+static inline uint64_t dev_desc_req_of(enum vnic_dev_hdr_mask mask)
+{
+	uint8_t hdrs = VNIC_DESC_REQ_HDRS | VNIC_DESC_REQ_L3;
+
+	if (mask == VNIC_DEV_HDRS_EXACT)
+		return vnic_desc_req_make(0, 0, hdrs);
+	return vnic_desc_req_make(0, hdrs, hdrs);
 }
 
 /* The L3 MTU negotiated. */

@@ -168,6 +168,8 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * included), neg_ind_descs, neg_rx_buf_size, neg_desc_req (the
  * TX_RX_DESC_REQ number), neg_offloads (bitmask of the vnic_ip_offload
  * bytes 8..18 turned on by CONTROL_IP_OFFLOAD, bit i = byte 8 + i).
+ * Settings (vnic_dev_set): hdr_mask (0 cautious, 1 exact), drop_missing_hdrs,
+ * ctl_hdr_mask_changes.
  * Counters are written by the device's cpu only; read them from another
  * thread and a value may be stale.
  */
@@ -177,12 +179,39 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 int vnic_dev_counter(const struct vnic_dev *dev, const char *name, uint64_t *value);
 
 /*
- * Any thread: the scheduled faults of cfg.fault start (the first of each
- * one period from now) or stop. Stopping ends a fault in progress the way
- * its schedule would have: a device that is gone comes back (INIT), a
- * physical link that is down comes up. A device created without scheduled
- * faults ignores this.
+ * Any thread: the scheduled faults of cfg.fault (or of the last
+ * vnic_dev_set_faults) start (the first of each one period from now) or
+ * stop. Stopping ends a fault in progress the way its schedule would have:
+ * a device that is gone comes back (INIT), a physical link that is down
+ * comes up. Enabled with no scheduled fault, nothing happens.
  */
 void vnic_dev_faults_enable(struct vnic_dev *dev, bool on);
+/*
+ * Any thread, any time: cfg's device items (reset_every_ns ... link_down_ns
+ * and seed; the hv's are ignored, NULL: none) replace the schedule. The
+ * device's fault poller takes them at once; with faults enabled the
+ * periods start over one period from now, and a fault in progress (the
+ * device gone, the link down) ends when it was due to. On or off stays as
+ * vnic_dev_faults_enable said. 0, or -EINVAL (err_ind_fatal outside [0, 1],
+ * down_ns or link_down_ns not shorter than its period: nothing changed).
+ */
+int vnic_dev_set_faults(struct vnic_dev *dev, const struct vnic_fault_cfg *cfg);
+
+/*
+ * Any thread, any time: drop_missing_hdrs in force at once (the tx engine's
+ * next packet without the headers the mask asks for). A header mask other
+ * than the one announced is a change of what the device said at capability
+ * negotiation: the device's control poller announces it from then on, and
+ * if a driver has negotiated (or is negotiating) with the old one it goes
+ * away and comes back at once (a transport event, PARTNER_CLOSED, then its
+ * INIT), so that the driver resets (resets_xport) and negotiates again;
+ * what is in flight meanwhile is completed to the host as dropped. The
+ * counters hdr_mask, drop_missing_hdrs and ctl_hdr_mask_changes show it.
+ * 0, or -EINVAL (mask unknown: nothing changed).
+ */
+int vnic_dev_set(struct vnic_dev *dev, enum vnic_dev_hdr_mask mask, bool drop_missing_hdrs);
+/* Any thread: the header mask last set (or created with) and drop_missing_hdrs in force. */
+void vnic_dev_settings(const struct vnic_dev *dev, enum vnic_dev_hdr_mask *mask,
+		       bool *drop_missing_hdrs);
 
 #endif /* VNIC_DEVICE_H */

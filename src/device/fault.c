@@ -20,6 +20,7 @@
  * a real device's own events would. A fault due while the device is gone
  * waits for the next period.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "device/dev_int.h"
@@ -98,6 +99,28 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return !a ? b : !b ? a : (int64_t)(a - b) < 0 ? a : b;
 }
 
+/*
+ * vnic_dev_set_faults' schedule: in force from now. Running, the periods
+ * start over one period from now, as at enable; a fault in progress ends
+ * when it was due to. A new seed starts the generator over.
+ */
+static void take_faults(struct vnic_dev *dev, uint64_t now)
+{
+	struct dev_fault *f = &dev->fault;
+	struct vnic_fault_cfg n;
+
+	if (!atomic_exchange_explicit(&dev->live.fault_pending, false, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&dev->live.lock);
+	n = dev->live.fault;
+	pthread_mutex_unlock(&dev->live.lock);
+	if (n.seed != dev->cfg.fault.seed)
+		vnic_fault_rng_init(&f->rng, n.seed, 0xdec0de);
+	dev->cfg.fault = n;
+	if (f->running)
+		arm(f, &dev->cfg.fault, now);
+}
+
 int vnic_dev_fault_poll(struct vnic_poller *p, int budget)
 {
 	struct vnic_dev *dev = vnic_container_of(p, struct vnic_dev, fault.poller);
@@ -106,6 +129,7 @@ int vnic_dev_fault_poll(struct vnic_poller *p, int budget)
 	uint64_t now = vnic_now_ns(), t;
 
 	(void)budget;
+	take_faults(dev, now);
 	if (!atomic_load_explicit(&f->on, memory_order_acquire)) {
 		finish(dev);
 		return 0;
@@ -151,6 +175,31 @@ int vnic_dev_fault_poll(struct vnic_poller *p, int budget)
 		     earliest(f->next_err, f->next_flap));
 	t = earliest(t, earliest(f->back_at, f->link_back_at));
 	vnic_poller_set_timer(p, t);
+	return 0;
+}
+
+int vnic_dev_set_faults(struct vnic_dev *dev, const struct vnic_fault_cfg *cfg)
+{
+	struct vnic_fault_cfg n;
+
+	if (!dev)
+		return -EINVAL;
+	if (cfg)
+		n = *cfg;
+	else
+		vnic_fault_cfg_default(&n);
+	/* the rules vnic_fault_parse enforces, for a cfg built by hand */
+	if (n.err_ind_fatal < 0 || n.err_ind_fatal > 1 ||
+	    (n.reset_every_ns && n.down_ns >= n.reset_every_ns) ||
+	    (n.failover_every_ns && n.down_ns >= n.failover_every_ns) ||
+	    (n.link_flap_every_ns && n.link_down_ns >= n.link_flap_every_ns))
+		return -EINVAL;
+	pthread_mutex_lock(&dev->live.lock);
+	dev->live.fault = n;
+	/* Release: the schedule is there before the fault poller sees the flag. */
+	atomic_store_explicit(&dev->live.fault_pending, true, memory_order_release);
+	pthread_mutex_unlock(&dev->live.lock);
+	vnic_poller_schedule(&dev->fault.poller);
 	return 0;
 }
 

@@ -409,7 +409,8 @@ static enum tx_drop check_missing(struct dev_txq *txq, const struct tx_req *r)
 		vnic_ctr_inc(&txq->st.lso_missing_hdrs);
 	else if (cso)
 		vnic_ctr_inc(&txq->st.csum_missing_hdrs);
-	return dev->cfg.drop_missing_hdrs ? TX_DROP_MISSING_HDRS : TX_DROP_MAX;
+	/* set from any thread (vnic_dev_set): one relaxed load, on this rare path only */
+	return vnic_ctr_load(&dev->cfg.drop_missing_hdrs) ? TX_DROP_MISSING_HDRS : TX_DROP_MAX;
 }
 
 /* Does the frame's L3/L4 match the descriptor's protocol flags? */
