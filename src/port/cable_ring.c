@@ -2,9 +2,10 @@
 /*
  * The cable's datapath: one SPSC ring of frame slots per direction (layout in
  * cable_int.h). Per frame there is no allocation, lock or syscall; per commit
- * one clock read (only when a rate or delay is configured), one release store
- * and one full fence for the notification; per peek one acquire load (and one
- * clock read when timed).
+ * one acquire load (has vnic_cable_set changed the settings?), one clock read
+ * (only when a rate or delay is configured), one release store and one full
+ * fence for the notification; per peek one acquire load (and one clock read
+ * when a frame carries a stamp).
  *
  * Timing: a frame is ready at
  *	ready = max(line free, commit time) + line time(len) + delay
@@ -12,7 +13,9 @@
  * being preamble, start delimiter, FCS and inter-frame gap that our frames do
  * not carry. Frames queue behind each other on the line, so ready times never
  * decrease along the ring and the consumer stops at the first frame not yet
- * ready. Without rate and delay every frame is ready at once (stamp 0).
+ * ready. Without rate and delay every frame is ready at once (stamp 0). A
+ * new delay or rate applies to frames committed from then on: one stamped
+ * earlier keeps its time, and a frame never overtakes an earlier one.
  */
 
 #include "cable_int.h"
