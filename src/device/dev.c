@@ -89,7 +89,6 @@ static int config_check(struct vnic_dev_config *cfg, const struct vnic_hv *hv,
 	return 0;
 }
 
-
 static int add_napis(struct vnic_dev *dev)
 {
 	unsigned int i;

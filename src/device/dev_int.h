@@ -156,10 +156,10 @@ struct dev_ctl_stats {
 	uint64_t xport_events;
 	uint64_t ignored; /* malformed or unexpected messages, no answer */
 	uint64_t rsp_busy;
-	uint64_t rsp_lost;   /* refused CLOSED/PARAMETER */
-	uint64_t resets;     /* queues and maps torn down */
-	uint64_t dup_maps;   /* REQUEST_MAP of a map already in place, answered again */
-	uint64_t dup_logins; /* LOGIN repeated while logged in, answered again */
+	uint64_t rsp_lost;	   /* refused CLOSED/PARAMETER */
+	uint64_t resets;	   /* queues and maps torn down */
+	uint64_t dup_maps;	   /* REQUEST_MAP of a map already in place, answered again */
+	uint64_t dup_logins;	   /* LOGIN repeated while logged in, answered again */
 	uint64_t hdr_mask_changes; /* vnic_dev_set: a new mask, the driver made to renegotiate */
 };
 

@@ -146,7 +146,7 @@ struct drv_txq {
 	uint32_t ind_n;	     /* entries in the indirect array, not yet sent */
 	uint32_t batch_pkts; /* packets in it */
 	uint32_t batch_bytes;
-	uint32_t subm_handle;	      /* the device's tx submission ring */
+	uint32_t subm_handle; /* the device's tx submission ring */
 	/*
 	 * tx-reclaim in force for this queue (enum vnic_drv_tx_reclaim), and
 	 * a change waiting for the poll that owns the completion interrupt
@@ -347,8 +347,8 @@ struct drv_stats {
 	uint64_t reset_max_ns;
 	uint64_t reset_total_ns;
 	uint64_t resets_by[RST_MAX];
-	uint64_t probes;	/* LOGICAL_LINK_STATE(QUERY) sent to a partner in doubt */
-	uint64_t probe_resumes; /* answered: the partner still had us, traffic resumed */
+	uint64_t probes;	 /* LOGICAL_LINK_STATE(QUERY) sent to a partner in doubt */
+	uint64_t probe_resumes;	 /* answered: the partner still had us, traffic resumed */
 	uint64_t policy_changes; /* vnic_drv_set_policies that changed something */
 };
 

@@ -131,8 +131,7 @@ static void apply(struct vnic_drv *drv, const struct vnic_drv_config *p)
 
 bool vnic_drv_live_pending(const struct vnic_drv *drv)
 {
-	return atomic_load_explicit(&((struct vnic_drv *)drv)->live.pending,
-				    memory_order_acquire);
+	return atomic_load_explicit(&((struct vnic_drv *)drv)->live.pending, memory_order_acquire);
 }
 
 void vnic_drv_live_poll(struct vnic_drv *drv)

@@ -987,8 +987,7 @@ void vnic_drv_reclaim_move(struct drv_txq *txq)
 			&drv->rxq[atomic_load_explicit(&txq->napi_rxq, memory_order_relaxed)];
 
 		rxq->moves &= ~bit;
-		atomic_store_explicit(&rxq->txmask, napi_mask_of(rxq) & ~bit,
-				      memory_order_relaxed);
+		atomic_store_explicit(&rxq->txmask, napi_mask_of(rxq) & ~bit, memory_order_relaxed);
 	}
 	vnic_ctr_store(&txq->reclaim, to);
 	switch (drv_irq_owner(to)) {

@@ -92,7 +92,8 @@ static long hcall_fault(struct vnic_hv *hv, struct subcrq_slot *slot, uint32_t h
 	if (vnic_unlikely(slot->rng_gen != gen)) {
 		uint64_t stream = atomic_load_explicit(&f->stream, memory_order_relaxed);
 
-		vnic_fault_rng_init(&slot->rng, atomic_load_explicit(&f->seed, memory_order_relaxed),
+		vnic_fault_rng_init(&slot->rng,
+				    atomic_load_explicit(&f->seed, memory_order_relaxed),
 				    stream << 32 ^ handle);
 		slot->rng_gen = gen;
 	}

@@ -195,8 +195,10 @@ static void take_live(struct cable_dir *d)
 			d->p.delay_ns = atomic_load_explicit(&l->delay_ns, memory_order_relaxed);
 			seed = atomic_load_explicit(&l->seed, memory_order_relaxed);
 			d->p.loss_thr = atomic_load_explicit(&l->loss_thr, memory_order_relaxed);
-			d->p.reorder_thr = atomic_load_explicit(&l->reorder_thr, memory_order_relaxed);
-			d->p.corrupt_thr = atomic_load_explicit(&l->corrupt_thr, memory_order_relaxed);
+			d->p.reorder_thr =
+				atomic_load_explicit(&l->reorder_thr, memory_order_relaxed);
+			d->p.corrupt_thr =
+				atomic_load_explicit(&l->corrupt_thr, memory_order_relaxed);
 			atomic_thread_fence(memory_order_acquire);
 			s1 = atomic_load_explicit(&l->seq, memory_order_relaxed);
 			if (s1 == s0)

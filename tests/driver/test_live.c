@@ -34,8 +34,8 @@ struct sender {
 	struct vnic_pkt_pool pool; /* used on A's cpu only, once started */
 	struct vnic_pktgen_flow flow;
 	uint32_t isn;
-	struct vnic_pkt *pending; /* refused with BUSY: sent again after tx_wake */
-	_Atomic bool has_pending; /* pending, for the test thread */
+	struct vnic_pkt *pending;   /* refused with BUSY: sent again after tx_wake */
+	_Atomic bool has_pending;   /* pending, for the test thread */
 	_Atomic unsigned int burst; /* frames per xmit_more burst */
 	_Atomic bool go;
 	_Atomic bool stop;
@@ -245,8 +245,7 @@ static void start(struct env *e, struct vnic_drv_config *dc, struct vnic_dev_con
 
 static bool all_completed(void)
 {
-	return atomic_load(&s.tx_done_ok) + atomic_load(&s.tx_done_dropped) ==
-	       atomic_load(&s.sent);
+	return atomic_load(&s.tx_done_ok) + atomic_load(&s.tx_done_dropped) == atomic_load(&s.sent);
 }
 
 /*
@@ -694,10 +693,14 @@ static void test_live_faults(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_live_tx_submit),	 cmocka_unit_test(test_live_rx_deliver),
-		cmocka_unit_test(test_live_tx_reclaim),	 cmocka_unit_test(test_live_policies_mixed),
-		cmocka_unit_test(test_live_cable),	 cmocka_unit_test(test_live_busy_poll),
-		cmocka_unit_test(test_live_drop_missing), cmocka_unit_test(test_live_hdr_mask),
+		cmocka_unit_test(test_live_tx_submit),
+		cmocka_unit_test(test_live_rx_deliver),
+		cmocka_unit_test(test_live_tx_reclaim),
+		cmocka_unit_test(test_live_policies_mixed),
+		cmocka_unit_test(test_live_cable),
+		cmocka_unit_test(test_live_busy_poll),
+		cmocka_unit_test(test_live_drop_missing),
+		cmocka_unit_test(test_live_hdr_mask),
 		cmocka_unit_test(test_live_faults),
 	};
 
