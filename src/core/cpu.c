@@ -233,13 +233,19 @@ const char *vnic_cpu_spin_name(enum vnic_cpu_spin mode)
 	return "unknown";
 }
 
-void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode)
+/* The owner's side of a spin mode: what the next idle spins. */
+static void spin_apply(struct vnic_cpu *cpu, enum vnic_cpu_spin mode)
 {
-	atomic_store_explicit(&cpu->spin_mode_want, mode, memory_order_relaxed);
 	cpu->spin_mode = mode;
 	/* Adaptive starts at the bottom: it has seen no idle yet. */
 	cpu->spin_cur_ns = mode == VNIC_CPU_SPIN_FIXED ? cpu->busy_poll_ns : 0;
 	vnic_ctr_set(&cpu->stats.spin_limit_ns, cpu->spin_cur_ns);
+}
+
+void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode)
+{
+	atomic_store_explicit(&cpu->spin_mode_want, mode, memory_order_relaxed);
+	spin_apply(cpu, mode);
 }
 
 void vnic_cpu_fini(struct vnic_cpu *cpu)
@@ -599,7 +605,7 @@ static void take_spin_change(struct vnic_cpu *cpu)
 	cpu->busy_poll_ns = max;
 	if (mode != cpu->spin_mode || mode == VNIC_CPU_SPIN_FIXED) {
 		cpu->spin_backoff_until = 0;
-		vnic_cpu_set_spin(cpu, mode);
+		spin_apply(cpu, mode);
 		return;
 	}
 	if (cpu->spin_cur_ns > max) {
