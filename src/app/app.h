@@ -6,6 +6,7 @@
 #ifndef VNIC_APP_H
 #define VNIC_APP_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -218,7 +219,10 @@ FILE *vnic_out_open(const char *cmd, const char *opt, const char *path);
 /* The same; owner_only: mode 0600 whatever the umask or the file's old mode (captures). */
 FILE *vnic_out_open_mode(const char *cmd, const char *opt, const char *path, bool owner_only);
 
-/* Parse helpers: 0, or -EINVAL after printing "vnic: <what>: <why>" to stderr. */
+/* Where the parse helpers (and vnic_topo_opt_set) print why: stderr unless this thread set a stream. */
+FILE *vnic_arg_err(void);
+void vnic_arg_err_to(FILE *f);	/* NULL: back to stderr */
+/* Parse helpers: 0, or -EINVAL after printing "vnic: <what>: <why>" to vnic_arg_err(). */
 int vnic_arg_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* A count with an optional k/M/G suffix (powers of 1000), e.g. "100M" for a rate. */
 int vnic_arg_si(const char *opt, const char *s, uint64_t *out);
@@ -252,6 +256,37 @@ void vnic_json_str(struct vnic_json *j, const char *key, const char *v);
 void vnic_json_u64(struct vnic_json *j, const char *key, uint64_t v);
 void vnic_json_double(struct vnic_json *j, const char *key, double v);
 void vnic_json_bool(struct vnic_json *j, const char *key, bool v);
+
+/* ---------------------------------------------------------------------------
+ * `vnic show` and `vnic set` on a running instance (live.c), served by its
+ * control socket: the negotiated values and the settings in force, and
+ * changes by the names of the option table, applied live or through a
+ * change-param reset of the drivers (docs/STATS.md).
+ * ------------------------------------------------------------------------- */
+
+struct vnic_live {
+	struct vnic_topo_config *cfg;	/* the settings in force; set updates it */
+	unsigned int nsides, ncpus;
+	struct vnic_drv *drv[VNIC_TOPO_SIDES];
+	struct vnic_dev *dev[VNIC_TOPO_SIDES];
+	struct vnic_hv *hv[VNIC_TOPO_SIDES];
+	struct vnic_cpu *cpu[VNIC_TOPO_SIDES];
+	struct vnic_cable *cable;	/* NULL: a backing wire, no cable options */
+	bool mtu_live, queues_live;	/* may change while running */
+	const char *why_fixed;		/* why they may not, for the error */
+	/* The hosts follow a new MTU (link: the TAPs); NULL: nothing to do. 0 or -errno. */
+	int (*host_mtu)(void *ctx, uint32_t mtu);
+	void *host_ctx;
+};
+
+/* The control socket's show: what the sides negotiated, then every setting. */
+void vnic_live_show(const struct vnic_live *l, FILE *f, bool json);
+/*
+ * The control socket's set: "KEY VALUE..." (args, modified), every pair
+ * checked before anything changes. Writes a line per change, or one
+ * "error: ..." line. 0 or -errno.
+ */
+int vnic_live_set(struct vnic_live *l, char *args, FILE *f);
 
 /* ---------------------------------------------------------------------------
  * The machine a figure was taken on (machine.c): version, CPUs, load and
@@ -298,8 +333,11 @@ char *vnic_cmdline(int argc, char **argv);
  * Control socket (ctl.c): a running `vnic bench` or `vnic link` answers on
  * $XDG_RUNTIME_DIR/vnic/NAME.sock (/run/vnic/NAME.sock without
  * XDG_RUNTIME_DIR). Clients are served at once, each with its own deadline.
- * One request line per connection, one answer, then the server closes: "ping" -> "pong"; "stats" -> "name value" lines; "stats
- * json" -> one JSON object; anything else -> "error: <why>". docs/STATS.md.
+ * One request line per connection, one answer, then the server closes:
+ * "ping" -> "pong"; "stats" -> "name value" lines; "stats json" -> one JSON
+ * object; "show" / "show json" -> the settings in force; "set KEY VALUE..."
+ * -> a line per change or one "error: ..."; anything else -> "error: <why>".
+ * docs/STATS.md.
  * ------------------------------------------------------------------------- */
 
 enum {
@@ -314,6 +352,18 @@ enum {
  * at a time, while the instance runs: read counters only.
  */
 typedef unsigned int (*vnic_ctl_collect_fn)(void *ctx, struct vnic_counter *out, unsigned int max);
+
+/*
+ * What "show" and "set" do (either may be NULL: the request is then
+ * refused). Called on the server thread, one at a time, while the instance
+ * runs. show writes the settings in force ("key value" lines, or one JSON
+ * object). set gets the words after "set " and writes one line per change,
+ * or one "error: ..." line with nothing changed; 0, or -errno when refused.
+ */
+struct vnic_ctl_ops {
+	void (*show)(void *ctx, FILE *f, bool json);
+	int (*set)(void *ctx, char *args, FILE *f);
+};
 
 struct vnic_ctl;
 
@@ -332,7 +382,7 @@ void vnic_ctl_default_name(char *buf, size_t len, const char *prog);
  * of mkdir/socket/bind/listen.
  */
 int vnic_ctl_serve_start(struct vnic_ctl **ctl, const char *name, vnic_ctl_collect_fn collect,
-			 void *ctx);
+			 const struct vnic_ctl_ops *ops, void *ctx);
 /* Stops the thread and removes the socket file (if it is still ours). NULL is fine. */
 void vnic_ctl_serve_stop(struct vnic_ctl *ctl);
 const char *vnic_ctl_serve_path(const struct vnic_ctl *ctl);
@@ -473,6 +523,11 @@ struct vnic_bench_run {
 	struct vnic_series series;	/* o->sample_ms: the samples of the run */
 	struct vnic_sampler *sampler;
 	struct vnic_ctl *ctl;		/* o->ctl: served until vnic_bench_run returns */
+	/* what `vnic show/set` reach, while the traffic runs (live_ready under live_lock) */
+	struct vnic_live live;
+	struct vnic_topo_config live_cfg;
+	pthread_mutex_t live_lock;
+	bool live_ready;
 	FILE *pcap_file;		/* o->pcap.path opened by the caller, or NULL: the runner opens it */
 	struct vnic_pcap *pcap;		/* o->pcap.path: the capture, stopped when the run ends */
 	_Atomic bool stop;		/* any thread: end the traffic now (within 0.1 s) */
@@ -556,9 +611,14 @@ void vnic_cmp_judge(const double *first, const double *other, unsigned int n,
  * not).
  */
 unsigned int vnic_bench_counters(void *run, struct vnic_counter *out, unsigned int max);
+/* Bench's control socket: show and set on the running topology (live.c). */
+extern const struct vnic_ctl_ops vnic_bench_ctl_ops;
 
 /* `vnic stats [NAME] [--all] [--json] [--watch]` (stats.c). Returns the exit status. */
 int vnic_cmd_stats(int argc, char **argv);
+/* `vnic show [NAME] [-j]`, `vnic set NAME KEY VALUE...` (stats.c). Exit status. */
+int vnic_cmd_show(int argc, char **argv);
+int vnic_cmd_set(int argc, char **argv);
 
 /* `vnic link [options]` (link.c): two namespaces joined by vnic, until a signal. Exit status. */
 int vnic_cmd_link(int argc, char **argv);

@@ -16,24 +16,40 @@
 
 #include "app.h"
 
+/*
+ * Where the parse helpers say why they refused: stderr, or per thread a
+ * stream of the caller's (the control socket answers `vnic set` with it).
+ */
+static __thread FILE *err_sink;
+
+FILE *vnic_arg_err(void)
+{
+	return err_sink ? err_sink : stderr;
+}
+
+void vnic_arg_err_to(FILE *f)
+{
+	err_sink = f;
+}
+
 int vnic_arg_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
 
 	if (!s || !*s || *s == '-') {
-		fprintf(stderr, "vnic: %s: expected a non-negative integer, got '%s'\n", opt,
+		fprintf(vnic_arg_err(), "vnic: %s: expected a non-negative integer, got '%s'\n", opt,
 			s ? s : "");
 		return -EINVAL;
 	}
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || *end) {
-		fprintf(stderr, "vnic: %s: '%s' is not an integer\n", opt, s);
+		fprintf(vnic_arg_err(), "vnic: %s: '%s' is not an integer\n", opt, s);
 		return -EINVAL;
 	}
 	if (v < min || v > max) {
-		fprintf(stderr, "vnic: %s: %llu is out of range [%" PRIu64 ", %" PRIu64 "]\n", opt, v,
+		fprintf(vnic_arg_err(), "vnic: %s: %llu is out of range [%" PRIu64 ", %" PRIu64 "]\n", opt, v,
 			min, max);
 		return -EINVAL;
 	}
@@ -47,7 +63,7 @@ int vnic_arg_si(const char *opt, const char *s, uint64_t *out)
 	char *end;
 
 	if (!s || !*s || *s == '-') {
-		fprintf(stderr, "vnic: %s: expected a non-negative number, got '%s'\n", opt,
+		fprintf(vnic_arg_err(), "vnic: %s: expected a non-negative number, got '%s'\n", opt,
 			s ? s : "");
 		return -EINVAL;
 	}
@@ -60,7 +76,7 @@ int vnic_arg_si(const char *opt, const char *s, uint64_t *out)
 	default: break;
 	}
 	if (errno || *end || !isfinite(v) || v < 0 || v * mult > 1e18) {
-		fprintf(stderr, "vnic: %s: '%s' is not a number (suffixes k, M, G)\n", opt, s);
+		fprintf(vnic_arg_err(), "vnic: %s: '%s' is not a number (suffixes k, M, G)\n", opt, s);
 		return -EINVAL;
 	}
 	*out = (uint64_t)(v * mult);
@@ -75,11 +91,11 @@ int vnic_arg_double(const char *opt, const char *s, double min, double max, doub
 	errno = 0;
 	v = s ? strtod(s, &end) : 0;
 	if (!s || !*s || errno || *end || !isfinite(v)) {
-		fprintf(stderr, "vnic: %s: '%s' is not a number\n", opt, s ? s : "");
+		fprintf(vnic_arg_err(), "vnic: %s: '%s' is not a number\n", opt, s ? s : "");
 		return -EINVAL;
 	}
 	if (v < min || v > max) {
-		fprintf(stderr, "vnic: %s: %g is out of range [%g, %g]\n", opt, v, min, max);
+		fprintf(vnic_arg_err(), "vnic: %s: %g is out of range [%g, %g]\n", opt, v, min, max);
 		return -EINVAL;
 	}
 	*out = v;
@@ -98,7 +114,7 @@ int vnic_arg_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uin
 
 int vnic_arg_bad_choice(const char *opt, const char *s, const char *choices)
 {
-	fprintf(stderr, "vnic: %s: '%s' is not one of %s\n", opt, s, choices);
+	fprintf(vnic_arg_err(), "vnic: %s: '%s' is not one of %s\n", opt, s, choices);
 	return -EINVAL;
 }
 
@@ -106,7 +122,7 @@ int vnic_arg_ctl_name(const char *opt, const char *s)
 {
 	if (vnic_ctl_name_valid(s))
 		return 0;
-	fprintf(stderr, "vnic: %s: '%s' is not 1..63 of A-Z a-z 0-9 . _ - (no leading '.')\n", opt,
+	fprintf(vnic_arg_err(), "vnic: %s: '%s' is not 1..63 of A-Z a-z 0-9 . _ - (no leading '.')\n", opt,
 		s);
 	return -EINVAL;
 }
@@ -114,7 +130,7 @@ int vnic_arg_ctl_name(const char *opt, const char *s)
 int vnic_arg_path(const char *opt, const char *s)
 {
 	if (!s || !*s) {
-		fprintf(stderr, "vnic: %s: an empty file name\n", opt);
+		fprintf(vnic_arg_err(), "vnic: %s: an empty file name\n", opt);
 		return -EINVAL;
 	}
 	return 0;

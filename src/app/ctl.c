@@ -56,6 +56,7 @@ struct vnic_ctl {
 	dev_t dev; /* the socket file we bound, to remove only ours */
 	ino_t ino;
 	vnic_ctl_collect_fn collect;
+	struct vnic_ctl_ops ops;	/* show and set; may be NULL each */
 	void *ctx;
 	struct vnic_counter *buf; /* server thread only */
 	unsigned int cap;
@@ -72,7 +73,9 @@ struct vnic_ctl {
 #define ERR_EMPTY    "error: empty request"
 #define ERR_LONG     "error: request longer than 256 bytes"
 #define ERR_BYTES    "error: request has control or non-ASCII bytes"
-#define ERR_UNKNOWN  "error: unknown command (ping, stats, stats json)"
+#define ERR_UNKNOWN  "error: unknown command (ping, stats, stats json, show, show json, set KEY VALUE...)"
+#define ERR_NO_SHOW  "error: this instance has no settings to show"
+#define ERR_NO_SET   "error: this instance cannot change settings while it runs"
 #define ERR_TIMEOUT  "error: no request line within 1 s"
 #define ERR_INTERNAL "error: out of memory"
 
@@ -177,7 +180,8 @@ static int probe(const struct sockaddr_un *sa)
  * The request line
  * ------------------------------------------------------------------------- */
 
-enum ctl_req { REQ_MORE, REQ_PING, REQ_STATS, REQ_STATS_JSON, REQ_BAD };
+enum ctl_req { REQ_MORE, REQ_PING, REQ_STATS, REQ_STATS_JSON, REQ_SHOW, REQ_SHOW_JSON, REQ_SET,
+	       REQ_BAD };
 
 /*
  * The request in the bytes a client has sent so far, buf[0..len), eof when
@@ -220,8 +224,26 @@ static enum ctl_req parse_request(const char *buf, size_t len, bool eof, const c
 		return REQ_STATS;
 	if (end == 10 && !memcmp(buf, "stats json", 10))
 		return REQ_STATS_JSON;
+	if (end == 4 && !memcmp(buf, "show", 4))
+		return REQ_SHOW;
+	if (end == 9 && !memcmp(buf, "show json", 9))
+		return REQ_SHOW_JSON;
+	/* "set" and at least one word: the instance checks the words */
+	if (end > 4 && !memcmp(buf, "set ", 4))
+		return REQ_SET;
 	*why = ERR_UNKNOWN;
 	return REQ_BAD;
+}
+
+/* The words of a "set" line, NUL-terminated in a copy: what follows "set ". */
+static char *set_args(const char *line, size_t got)
+{
+	const char *nl = memchr(line, '\n', got);
+	size_t end = nl ? (size_t)(nl - line) : got;
+
+	if (end && line[end - 1] == '\r')
+		end--;
+	return strndup(line + 4, end - 4);
 }
 
 /* ---------------------------------------------------------------------------
@@ -299,12 +321,20 @@ static void count(_Atomic uint64_t *ctr)
 }
 
 /* The whole answer to req, built before any of it is sent: a slow client never holds a half-read snapshot. */
-static char *build_answer(struct vnic_ctl *c, enum ctl_req req, const char *why, size_t *len)
+static char *build_answer(struct vnic_ctl *c, const struct ctl_client *cl, enum ctl_req req,
+			  const char *why, size_t *len)
 {
-	char *out = NULL;
+	char *out = NULL, *args;
 	FILE *f;
 
 	*len = 0;
+	if ((req == REQ_SHOW || req == REQ_SHOW_JSON) && !c->ops.show) {
+		req = REQ_BAD;
+		why = ERR_NO_SHOW;
+	} else if (req == REQ_SET && !c->ops.set) {
+		req = REQ_BAD;
+		why = ERR_NO_SET;
+	}
 	if (req == REQ_BAD || req == REQ_PING) {
 		if (req == REQ_BAD)
 			count(&c->bad_requests);
@@ -316,10 +346,25 @@ static char *build_answer(struct vnic_ctl *c, enum ctl_req req, const char *why,
 	f = open_memstream(&out, len);
 	if (!f)
 		return NULL;
-	if (req == REQ_STATS_JSON)
+	switch (req) {
+	case REQ_STATS_JSON:
 		stats_json(c, f);
-	else
+		break;
+	case REQ_SHOW:
+	case REQ_SHOW_JSON:
+		c->ops.show(c->ctx, f, req == REQ_SHOW_JSON);
+		break;
+	case REQ_SET:
+		args = cl ? set_args(cl->line, cl->got) : NULL;
+		/* Refused settings are bad requests too: counted like any other. */
+		if (!args || c->ops.set(c->ctx, args, f))
+			count(&c->bad_requests);
+		free(args);
+		break;
+	default:
 		stats_text(c, f);
+		break;
+	}
 	if (fclose(f)) {
 		free(out);
 		return NULL;
@@ -374,9 +419,9 @@ static void client_write(struct ctl_client *cl)
 static void client_answer(struct vnic_ctl *c, struct ctl_client *cl, enum ctl_req req,
 			  const char *why)
 {
-	cl->out = build_answer(c, req, why, &cl->out_len);
+	cl->out = build_answer(c, cl, req, why, &cl->out_len);
 	if (!cl->out) {
-		cl->out = build_answer(c, REQ_BAD, ERR_INTERNAL, &cl->out_len);
+		cl->out = build_answer(c, cl, REQ_BAD, ERR_INTERNAL, &cl->out_len);
 		if (!cl->out) {
 			client_close(cl);
 			return;
@@ -541,7 +586,7 @@ static void *serve(void *arg)
  * ------------------------------------------------------------------------- */
 
 int vnic_ctl_serve_start(struct vnic_ctl **ctlp, const char *name, vnic_ctl_collect_fn collect_fn,
-			 void *ctx)
+			 const struct vnic_ctl_ops *ops, void *ctx)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	sigset_t all, old;
@@ -560,6 +605,8 @@ int vnic_ctl_serve_start(struct vnic_ctl **ctlp, const char *name, vnic_ctl_coll
 	for (unsigned int i = 0; i < CTL_MAX_CLIENTS; i++)
 		c->clients[i].fd = -1;
 	c->collect = collect_fn;
+	if (ops)
+		c->ops = *ops;
 	c->ctx = ctx;
 	c->start_ns = vnic_now_ns();
 	snprintf(c->name, sizeof(c->name), "%s", name);

@@ -85,6 +85,13 @@ struct link {
 	struct vnic_ctl *ctl;
 	bool cpus_started;
 	uint64_t mtu_restored;		/* main thread; link.mtu_restored */
+	/*
+	 * The MTU the TAPs are held to: the vNIC's, set by `vnic set NAME mtu`
+	 * (the control socket's thread) before or after the change-param, so
+	 * that the hold never puts back a change we made ourselves.
+	 */
+	_Atomic uint32_t mtu_target;
+	struct vnic_live live;		/* `vnic show/set`, on the control socket's thread */
 };
 
 /* ---------------------------------------------------------------------------
@@ -439,6 +446,7 @@ static int build_side(struct link *l, unsigned int s)
 	const struct vnic_topo_config *t = &l->o->topo;
 	struct link_side *sd = &l->side[s];
 	struct vnic_drv_config dcfg = t->drv;
+	struct vnic_dev_config vcfg = t->dev;
 	struct vnic_tap_config tcfg = {
 		.ifname = sd->tmp_ifname,
 		.no_vnet_hdr = l->o->no_vnet_hdr,
@@ -451,7 +459,13 @@ static int build_side(struct link *l, unsigned int s)
 	err = vnic_hv_create(&sd->hv, t->hv_max_ind_descs, &t->cost);
 	if (err)
 		return fail("hypervisor %s: %s", side_name[s], strerror(-err));
-	err = vnic_dev_create(&sd->dev, sd->hv, sd->wire, sd->cpu, &t->dev);
+	/* --fault: one seed, a stream per side, as the bench's topology does */
+	err = vnic_hv_set_faults(sd->hv, &t->fault, s);
+	if (err)
+		return fail("faults %s: %s", side_name[s], strerror(-err));
+	vcfg.fault = t->fault;
+	vcfg.fault.seed = t->fault.seed * 2 + s;
+	err = vnic_dev_create(&sd->dev, sd->hv, sd->wire, sd->cpu, &vcfg);
 	if (err)
 		return fail("device %s: %s", side_name[s], strerror(-err));
 	dcfg.cpu = sd->cpu;
@@ -512,6 +526,12 @@ static int build(struct link *l)
 			return fail("--backing %s: %s", l->o->backing, strerror(-err));
 		l->side[0].wire = l->backing;
 	} else {
+		/*
+		 * A cable that carries jumbo frames whatever the MTU now, so that
+		 * `vnic set NAME mtu 9000` needs no new cable: the devices hold
+		 * the frames to the negotiated MTU themselves.
+		 */
+		l->o->topo.cable.mtu = VNIC_DRV_MAX_MTU;
 		err = vnic_cable_create(&l->cable, &t->cable);
 		if (err)
 			return fail("cable: %s", strerror(-err));
@@ -606,6 +626,11 @@ static int start(struct link *l)
 		if (err)
 			return fail("starting TAP %s: %s", side_name[s], strerror(-err));
 	}
+	/* --fault from here: a bring-up that fails on purpose carries nothing */
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		vnic_hv_faults_enable(l->side[s].hv, true);
+		vnic_dev_faults_enable(l->side[s].dev, true);
+	}
 	return 0;
 }
 
@@ -665,7 +690,7 @@ static int configure(struct link *l)
 static void mtu_hold(struct link *l, unsigned int s, uint32_t seen)
 {
 	struct link_side *sd = &l->side[s];
-	uint32_t want = vnic_drv_netdev(sd->drv)->mtu;
+	uint32_t want = atomic_load_explicit(&l->mtu_target, memory_order_acquire);
 	char hint[48] = "";
 	int err;
 
@@ -715,9 +740,35 @@ static void mtu_events(struct link *l, unsigned int s)
 		mtu_recheck(l, s);
 }
 
+/*
+ * `vnic set NAME mtu N`, on the control socket's thread: the TAPs follow,
+ * each through a route socket of its own in its namespace (the main
+ * thread's stay the main thread's), and the hold keeps them there.
+ */
+static int host_mtu(void *ctx, uint32_t mtu)
+{
+	struct link *l = ctx;
+	int err = 0;
+
+	atomic_store_explicit(&l->mtu_target, mtu, memory_order_release);
+	for (unsigned int s = 0; s < l->nsides && !err; s++) {
+		struct link_side *sd = &l->side[s];
+		struct vnic_nl nl;
+
+		err = vnic_nl_open(&nl, sd->ns_fd);
+		if (err)
+			break;
+		err = vnic_nl_link_set_mtu(&nl, sd->ifindex, mtu);
+		vnic_nl_close(&nl);
+	}
+	return err;
+}
+
 /* After configure: from here on every MTU change of a TAP is seen. */
 static int watch_mtu(struct link *l)
 {
+	atomic_store_explicit(&l->mtu_target, vnic_drv_netdev(l->side[0].drv)->mtu,
+			      memory_order_release);
 	for (unsigned int s = 0; s < l->nsides; s++) {
 		struct link_side *sd = &l->side[s];
 		int err = vnic_nl_open_link_events(&sd->events, sd->ns_fd);
@@ -736,12 +787,19 @@ static void teardown(struct link *l)
 
 	vnic_ctl_serve_stop(l->ctl);
 	l->ctl = NULL;
+	for (s = 0; s < l->nsides; s++) {
+		if (l->side[s].hv)
+			vnic_hv_faults_enable(l->side[s].hv, false);
+		if (l->side[s].dev)
+			vnic_dev_faults_enable(l->side[s].dev, false);
+	}
 	if (l->cpus_started) {
 		for (s = 0; s < l->nsides; s++)
 			if (l->side[s].tap)
 				vnic_tap_stop(l->side[s].tap);
 		for (s = 0; s < l->nsides; s++)
-			if (l->side[s].drv && vnic_drv_is_open(l->side[s].drv))
+			/* every driver: one in the middle of a reset is not "open" */
+			if (l->side[s].drv)
 				vnic_drv_close(l->side[s].drv, NULL, 0, 0);
 		for (s = 0; s < l->nsides; s++)
 			if (l->side[s].cpu_init)
@@ -899,18 +957,59 @@ static FILE *info(const struct link *l)
 	return l->o->json || l->o->interval_json ? stderr : stdout;
 }
 
+static void link_show(void *ctx, FILE *f, bool json)
+{
+	struct link *l = ctx;
+
+	vnic_live_show(&l->live, f, json);
+}
+
+static int link_set(void *ctx, char *args, FILE *f)
+{
+	struct link *l = ctx;
+
+	return vnic_live_set(&l->live, args, f);
+}
+
+static const struct vnic_ctl_ops link_ctl_ops = { .show = link_show, .set = link_set };
+
+/* What `vnic show/set` reach; the control socket stops before any of it goes. */
+static void live_fill(struct link *l)
+{
+	struct vnic_live *lv = &l->live;
+
+	memset(lv, 0, sizeof(*lv));
+	lv->cfg = &l->o->topo;
+	lv->nsides = l->nsides;
+	for (unsigned int s = 0; s < l->nsides; s++) {
+		lv->drv[s] = l->side[s].drv;
+		lv->dev[s] = l->side[s].dev;
+		lv->hv[s] = l->side[s].hv;
+		if (l->side[s].cpu_init)
+			lv->cpu[lv->ncpus++] = &l->side[s].own_cpu;
+	}
+	lv->cable = l->cable;
+	lv->mtu_live = true;
+	/* A TAP's queues are its fds, opened at the start. */
+	lv->queues_live = false;
+	lv->why_fixed = "a TAP's queues are opened at the start";
+	lv->host_mtu = host_mtu;
+	lv->host_ctx = l;
+}
+
 static void ctl_start(struct link *l)
 {
 	char name[VNIC_CTL_NAME_MAX];
 	int err;
 
+	live_fill(l);
 	if (!l->o->ctl)
 		return;
 	if (l->o->ctl_name)
 		snprintf(name, sizeof(name), "%s", l->o->ctl_name);
 	else
 		vnic_ctl_default_name(name, sizeof(name), "link");
-	err = vnic_ctl_serve_start(&l->ctl, name, link_collect, l);
+	err = vnic_ctl_serve_start(&l->ctl, name, link_collect, &link_ctl_ops, l);
 	/* The link is worth having without its counters socket: say so and go on. */
 	if (err == -EADDRINUSE)
 		fprintf(stderr, "vnic link: an instance named '%s' is running: no control socket\n",

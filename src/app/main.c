@@ -12,8 +12,10 @@ static void usage(FILE *f)
 	      "commands:\n"
 	      "  bench rr|stream   run a built-in workload across two vNICs on an in-process cable\n"
 	      "  stats [NAME]      the counters of a running bench or link (--json, --watch)\n"
+	      "  show [NAME]       what a running bench or link negotiated, and its settings\n"
+	      "  set NAME K V...   change a running bench or link: policies, cable, mtu, faults\n"
 	      "  link              two network namespaces joined by vnic, for real traffic (root)\n"
-	      "  experiment NAME   a seed's before and after policies side by side, with plots\n"
+	      "  experiment NAME   a patch's before and after policies side by side, with plots\n"
 	      "  version           the version and the git commit vnic was built from\n"
 	      "  help              this text; 'vnic COMMAND --help' for the options of a command,\n"
 	      "                    'man vnic' for all of them\n"
@@ -55,6 +57,10 @@ int main(int argc, char **argv)
 		return vnic_cmd_experiment(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "stats"))
 		return vnic_cmd_stats(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "show"))
+		return vnic_cmd_show(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "set"))
+		return vnic_cmd_set(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "link"))
 		return vnic_cmd_link(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))

@@ -145,7 +145,7 @@ static int parse_fault(const struct topo_opt *d, const char *arg, struct vnic_to
 	struct vnic_fault_cfg f;
 
 	if (vnic_fault_parse(arg, &f)) {
-		fprintf(stderr, "vnic: --%s: %s\n", d->name, vnic_fault_strerror());
+		fprintf(vnic_arg_err(), "vnic: --%s: %s\n", d->name, vnic_fault_strerror());
 		return -EINVAL;
 	}
 	*(struct vnic_fault_cfg *)FIELD(c, d, off) = f;
@@ -389,7 +389,7 @@ int vnic_topo_opt_set(const char *name, const char *value, struct vnic_topo_conf
 	const struct topo_opt *d = name ? by_name(name) : NULL;
 
 	if (!d) {
-		fprintf(stderr,
+		fprintf(vnic_arg_err(),
 			"vnic: '%s' is not a vNIC, policy, device, cost, cable or fault option\n",
 			name ? name : "");
 		return -ENOENT;

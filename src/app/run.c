@@ -254,6 +254,65 @@ unsigned int vnic_bench_counters(void *run, struct vnic_counter *out, unsigned i
 	return n;
 }
 
+/* --- show and set, on the control socket's thread ---------------------------------- */
+
+static void live_fill(struct vnic_bench_run *r)
+{
+	struct vnic_topo *t = &r->topo;
+	struct vnic_live *l = &r->live;
+
+	memset(l, 0, sizeof(*l));
+	r->live_cfg = r->o->topo;
+	l->cfg = &r->live_cfg;
+	l->nsides = VNIC_TOPO_SIDES;
+	l->ncpus = r->o->topo.threads == 1 ? 1 : VNIC_TOPO_SIDES;
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		l->drv[s] = t->drv[s];
+		l->dev[s] = t->dev[s];
+		l->hv[s] = t->hv[s];
+		l->cpu[s] = &t->cpu[s];
+	}
+	l->cable = t->cable;
+	/* The built-in workloads take the MTU and the queues when they start. */
+	l->mtu_live = l->queues_live = false;
+	l->why_fixed = "the built-in workloads take it when they start";
+}
+
+static void live_ready(struct vnic_bench_run *r, bool ready)
+{
+	pthread_mutex_lock(&r->live_lock);
+	r->live_ready = ready;
+	pthread_mutex_unlock(&r->live_lock);
+}
+
+static void bench_show(void *ctx, FILE *f, bool json)
+{
+	struct vnic_bench_run *r = ctx;
+
+	pthread_mutex_lock(&r->live_lock);
+	if (r->live_ready)
+		vnic_live_show(&r->live, f, json);
+	else
+		fputs("error: the traffic is not running\n", f);
+	pthread_mutex_unlock(&r->live_lock);
+}
+
+static int bench_set(void *ctx, char *args, FILE *f)
+{
+	struct vnic_bench_run *r = ctx;
+	int err = -EAGAIN;
+
+	pthread_mutex_lock(&r->live_lock);
+	if (r->live_ready)
+		err = vnic_live_set(&r->live, args, f);
+	else
+		fputs("error: the traffic is not running\n", f);
+	pthread_mutex_unlock(&r->live_lock);
+	return err;
+}
+
+const struct vnic_ctl_ops vnic_bench_ctl_ops = { .show = bench_show, .set = bench_set };
+
 /* --- the run ----------------------------------------------------------------- */
 
 /* The optional parts of a run: control socket, sampler, intervals. 0 or -errno (message printed). */
@@ -274,7 +333,7 @@ static int extras_start(struct vnic_bench_run *r)
 			snprintf(name, sizeof(name), "%s", o->ctl_name);
 		else
 			vnic_ctl_default_name(name, sizeof(name), "bench");
-		err = vnic_ctl_serve_start(&r->ctl, name, vnic_bench_counters, r);
+		err = vnic_ctl_serve_start(&r->ctl, name, vnic_bench_counters, &vnic_bench_ctl_ops, r);
 		if (err == -EADDRINUSE) {
 			fprintf(stderr, "vnic bench: an instance named '%s' is running\n", name);
 			return err;
@@ -438,6 +497,8 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	struct vnic_topo *t = &r->topo;
 	int err;
 
+	pthread_mutex_init(&r->live_lock, NULL);
+	r->live_ready = false;
 	if (r->o->pcap.path) {
 		err = capture_open(r, &tc);
 		if (err)
@@ -473,6 +534,8 @@ int vnic_bench_run(struct vnic_bench_run *r)
 		fprintf(stderr, "vnic bench: starting: %s\n", strerror(-err));
 		goto out;
 	}
+	live_fill(r);
+	live_ready(r, true);
 	if (r->o->sample_ms) {
 		err = vnic_sampler_create(&r->sampler, &r->series, t);
 		if (err) {
@@ -487,6 +550,8 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	measure(r);
 	if (r->o->trace)
 		vnic_trace_enable(false);
+	/* No change from the control socket from here on: the topology goes down. */
+	live_ready(r, false);
 	if (r->rr)
 		vnic_rr_stop(r->rr);
 	else
@@ -503,6 +568,7 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	r->ctl = NULL;
 	return 0;
 out:
+	live_ready(r, false);
 	vnic_ctl_serve_stop(r->ctl);
 	r->ctl = NULL;
 	return err;
@@ -510,6 +576,8 @@ out:
 
 void vnic_bench_cleanup(struct vnic_bench_run *r)
 {
+	if (r->o)
+		pthread_mutex_destroy(&r->live_lock);
 	vnic_ctl_serve_stop(r->ctl);
 	r->ctl = NULL;
 	vnic_topo_stop(&r->topo);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * `vnic stats [NAME]`: the counters of a running `vnic bench` or `vnic link`,
- * read over its control socket (ctl.c, docs/STATS.md).
+ * read over its control socket (ctl.c, docs/STATS.md); and `vnic show
+ * [NAME]` and `vnic set NAME KEY VALUE...`, its settings (live.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -170,22 +171,22 @@ static int instances(char ***names)
 	return n;
 }
 
-/* The one instance to talk to: 0, or the exit status after saying why. */
-static int pick(const struct stats_opts *o, char *path, size_t len)
+/* The one instance to talk to: 0, or the exit status after saying why (as cmd). */
+static int pick_as(const char *cmd, const struct stats_opts *o, char *path, size_t len)
 {
 	char dir[256], **names;
 	int n, i, status;
 
 	if (o->name) {
 		if (vnic_ctl_path(o->name, path, len)) {
-			fprintf(stderr, "vnic stats: '%s': name too long\n", o->name);
+			fprintf(stderr, "%s: '%s': name too long\n", cmd, o->name);
 			return 2;
 		}
 		return 0;
 	}
 	n = instances(&names);
 	if (n < 0) {
-		fprintf(stderr, "vnic stats: listing instances: %s\n", strerror(-n));
+		fprintf(stderr, "%s: listing instances: %s\n", cmd, strerror(-n));
 		return 1;
 	}
 	if (n == 1) {
@@ -197,11 +198,11 @@ static int pick(const struct stats_opts *o, char *path, size_t len)
 	if (vnic_ctl_dir(dir, sizeof(dir), false))
 		snprintf(dir, sizeof(dir), "?");
 	if (!n) {
-		fprintf(stderr,
-			"vnic stats: no vnic instance is running (no socket answers in %s)\n", dir);
+		fprintf(stderr, "%s: no vnic instance is running (no socket answers in %s)\n", cmd,
+			dir);
 		return 1;
 	}
-	fprintf(stderr, "vnic stats: %d instances are running; name one:", n);
+	fprintf(stderr, "%s: %d instances are running; name one:", cmd, n);
 	for (i = 0; i < n; i++) {
 		fprintf(stderr, " %s", names[i]);
 		free(names[i]);
@@ -209,6 +210,11 @@ static int pick(const struct stats_opts *o, char *path, size_t len)
 	fputc('\n', stderr);
 	free(names);
 	return 2;
+}
+
+static int pick(const struct stats_opts *o, char *path, size_t len)
+{
+	return pick_as("vnic stats", o, path, len);
 }
 
 /* ---------------------------------------------------------------------------
@@ -270,20 +276,25 @@ static int fetch(const char *path, const char *req, char **out)
 	return vnic_ctl_request(path, req, STATS_TIMEOUT_MS, out, NULL);
 }
 
-/* A request failed: one line on stderr, the exit status. */
-static int fail(const struct stats_opts *o, const char *path, int err)
+/* A request failed: one line on stderr (as cmd), the exit status. */
+static int fail_as(const char *cmd, const struct stats_opts *o, const char *path, int err)
 {
 	if (err == -ENOENT || err == -ECONNREFUSED) {
-		fprintf(stderr, "vnic stats: no instance %s%s%s (nothing answers at %s)\n",
+		fprintf(stderr, "%s: no instance %s%s%s (nothing answers at %s)\n", cmd,
 			o->name ? "named '" : "", o->name ? o->name : "", o->name ? "'" : "", path);
 		return 1;
 	}
 	if (err == -EPROTO) {
-		fprintf(stderr, "vnic stats: %s answered something that is not counters\n", path);
+		fprintf(stderr, "%s: %s answered something that is not counters\n", cmd, path);
 		return 1;
 	}
-	fprintf(stderr, "vnic stats: %s: %s\n", path, strerror(-err));
+	fprintf(stderr, "%s: %s: %s\n", cmd, path, strerror(-err));
 	return 1;
+}
+
+static int fail(const struct stats_opts *o, const char *path, int err)
+{
+	return fail_as("vnic stats", o, path, err);
 }
 
 static int take(const char *path, struct snap *s)
@@ -439,4 +450,106 @@ int vnic_cmd_stats(int argc, char **argv)
 	print_plain(&s, o.all);
 	snap_free(&s);
 	return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * `vnic show [NAME] [-j]` and `vnic set NAME KEY VALUE...`
+ * ------------------------------------------------------------------------- */
+
+/* A change-param reset renegotiates everything: give it time. */
+enum { SET_TIMEOUT_MS = 20000 };
+
+static void show_usage(FILE *f)
+{
+	fputs("usage: vnic show [NAME] [-j|--json]\n"
+	      "  what a running bench or link negotiated (channels, rings, MTU, offloads,\n"
+	      "  BQL limits) and every setting in force, and which can change live\n"
+	      "  NAME     the instance; optional when exactly one instance runs\n"
+	      "  --json   one JSON object\n",
+	      f);
+}
+
+int vnic_cmd_show(int argc, char **argv)
+{
+	struct stats_opts o = { 0 };
+	char path[256], *out;
+	int err;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			o.json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			show_usage(stdout);
+			return 0;
+		} else if (argv[i][0] != '-' && !o.name) {
+			o.name = argv[i];
+		} else {
+			fprintf(stderr, "vnic show: unexpected argument '%s'\n", argv[i]);
+			show_usage(stderr);
+			return 2;
+		}
+	}
+	err = pick_as("vnic show", &o, path, sizeof(path));
+	if (err)
+		return err;
+	err = vnic_ctl_request(path, o.json ? "show json" : "show", STATS_TIMEOUT_MS, &out, NULL);
+	if (err)
+		return fail_as("vnic show", &o, path, err);
+	fputs(out, strncmp(out, "error:", 6) ? stdout : stderr);
+	err = strncmp(out, "error:", 6) ? 0 : 1;
+	free(out);
+	return err;
+}
+
+static void set_usage(FILE *f)
+{
+	fputs("usage: vnic set NAME KEY VALUE [KEY VALUE...]\n"
+	      "  changes a running bench or link: KEY is an option of the vNIC table without\n"
+	      "  its dashes (tx-submit, loss, mtu, fault, ...; 'vnic show NAME' lists them\n"
+	      "  and which can change live); a flag takes on or off. Policies, busy-poll,\n"
+	      "  the cable and faults change at once; mtu, rings and hdr-mask through a\n"
+	      "  reset of the drivers. One bad value and nothing changes.\n",
+	      f);
+}
+
+int vnic_cmd_set(int argc, char **argv)
+{
+	struct stats_opts o = { 0 };
+	char path[256], req[VNIC_CTL_LINE_MAX + 1], *out;
+	size_t at;
+	int err;
+
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		set_usage(stdout);
+		return 0;
+	}
+	if (argc < 4 || (argc - 2) % 2) {
+		fputs("vnic set: NAME, then KEY VALUE pairs\n", stderr);
+		set_usage(stderr);
+		return 2;
+	}
+	o.name = argv[1];
+	at = (size_t)snprintf(req, sizeof(req), "set");
+	for (int i = 2; i < argc && at < sizeof(req); i++) {
+		if (strchr(argv[i], ' ') || !argv[i][0]) {
+			fprintf(stderr, "vnic set: '%s': a key or value is one word\n", argv[i]);
+			return 2;
+		}
+		at += (size_t)snprintf(req + at, sizeof(req) - at, " %s", argv[i]);
+	}
+	if (at >= sizeof(req)) {
+		fprintf(stderr, "vnic set: more than %d bytes of settings at once\n",
+			VNIC_CTL_LINE_MAX);
+		return 2;
+	}
+	err = pick_as("vnic set", &o, path, sizeof(path));
+	if (err)
+		return err;
+	err = vnic_ctl_request(path, req, SET_TIMEOUT_MS, &out, NULL);
+	if (err)
+		return fail_as("vnic set", &o, path, err);
+	fputs(out, strncmp(out, "error:", 6) ? stdout : stderr);
+	err = strstr(out, "error:") ? 1 : 0;
+	free(out);
+	return err;
 }

@@ -198,10 +198,10 @@ static void test_live_name_refused_stale_replaced(void **state)
 	int fd;
 
 	(void)state;
-	assert_int_equal(vnic_ctl_serve_start(&a, "solo", three, NULL), 0);
-	assert_int_equal(vnic_ctl_serve_start(&b, "solo", three, NULL), -EADDRINUSE);
+	assert_int_equal(vnic_ctl_serve_start(&a, "solo", three, NULL, NULL), 0);
+	assert_int_equal(vnic_ctl_serve_start(&b, "solo", three, NULL, NULL), -EADDRINUSE);
 	assert_null(b);
-	assert_int_equal(vnic_ctl_serve_start(&b, "no/slash", three, NULL), -EINVAL);
+	assert_int_equal(vnic_ctl_serve_start(&b, "no/slash", three, NULL, NULL), -EINVAL);
 	sock_path("solo", path, sizeof(path));
 	assert_string_equal(vnic_ctl_serve_path(a), path);
 	assert_int_equal(vnic_ctl_request(path, "stats", 5000, &ans, NULL), 0);
@@ -223,7 +223,7 @@ static void test_live_name_refused_stale_replaced(void **state)
 	close(fd);
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(vnic_ctl_request(path, "ping", 1000, &ans, NULL), -ECONNREFUSED);
-	assert_int_equal(vnic_ctl_serve_start(&a, "solo", three, NULL), 0);
+	assert_int_equal(vnic_ctl_serve_start(&a, "solo", three, NULL, NULL), 0);
 	expect_pong(path);
 	vnic_ctl_serve_stop(a);
 	assert_int_equal(stat(path, &st), -1);
@@ -259,7 +259,7 @@ static void test_silent_clients_delay_nobody(void **state)
 	uint64_t t0, t_connect, ms;
 
 	(void)state;
-	assert_int_equal(vnic_ctl_serve_start(&c, "busy", three, NULL), 0);
+	assert_int_equal(vnic_ctl_serve_start(&c, "busy", three, NULL, NULL), 0);
 	sock_path("busy", path, sizeof(path));
 	t_connect = vnic_now_ns();
 	for (int i = 0; i < SILENT; i++)
@@ -433,7 +433,7 @@ static void test_bench_serves_while_traffic_runs(void **state)
 	{
 		struct vnic_ctl *c = NULL;
 
-		assert_int_equal(vnic_ctl_serve_start(&c, "ctl-test", three, NULL), -EADDRINUSE);
+		assert_int_equal(vnic_ctl_serve_start(&c, "ctl-test", three, NULL, NULL), -EADDRINUSE);
 	}
 
 	atomic_store(&b->r.stop, true);

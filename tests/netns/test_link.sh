@@ -503,6 +503,64 @@ else
 	LINK_PID=
 fi
 
+# ---------------------------------------------------------------- live changes and resets
+# `vnic set` while iperf3 runs: direct sends stop, the MTU goes to 9000 and back
+# through change-param resets (the TAPs follow), and iperf3 ends without an error.
+stat_of() { # COUNTER: its value in the running link's counters
+	"$VNIC" stats "$NAME" --all | awk -v c="$1" '$1 == c { print $2 }'
+}
+
+if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+	pass "vnic link up (live changes)"
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	ip netns exec "$NA" iperf3 -c 10.99.0.2 -p 5201 -t 8 >"$WORK/iperf-live.out" 2>&1 &
+	iperf_pid=$!
+	sleep 1
+	check "vnic show: negotiated and settings" bash -c \
+		"'$VNIC' show '$NAME' | grep -q 'channels     tx 1 rx 1' && '$VNIC' show '$NAME' | grep -q 'tx-submit'"
+	check "vnic set tx-submit indirect" bash -c "'$VNIC' set '$NAME' tx-submit indirect | grep -q 'ok: policies'"
+	d1=$(stat_of drv_a.tx0_direct_packets)
+	sleep 1
+	d2=$(stat_of drv_a.tx0_direct_packets)
+	check "tx-submit indirect: direct sends stop ($d1 -> $d2)" test "$d1" = "$d2"
+	check "vnic set mtu 9000 (change-param)" bash -c "'$VNIC' set '$NAME' mtu 9000 | grep -q 'change-param'"
+	check "the TAPs follow: MTU 9000 in $NA and $NB" bash -c \
+		"ip -n $NA link show vnic0 | grep -q 'mtu 9000' && ip -n $NB link show vnic0 | grep -q 'mtu 9000'"
+	check "resets_change_param counted" test "$(stat_of drv_a.resets_change_param)" -ge 1
+	sleep 1
+	check "vnic set mtu 1500 (and back)" bash -c "'$VNIC' set '$NAME' mtu 1500 | grep -q 'change-param'"
+	check "the TAPs follow: MTU 1500" bash -c "ip -n $NA link show vnic0 | grep -q 'mtu 1500'"
+	check "vnic set: a bad value changes nothing" bash -c \
+		"! '$VNIC' set '$NAME' tx-submit auto queues 2 2>/dev/null && '$VNIC' show '$NAME' | grep -q 'tx-submit  *indirect'"
+	wait "$iperf_pid"
+	rc=$?
+	cat "$WORK/iperf-live.out" >>"$LOG"
+	[ $rc -eq 0 ] && pass "iperf3 through the live changes" || fail "iperf3 through the live changes: exit $rc"
+	stop_servers
+	check "live changes: clean exit" stop_link
+	check "live changes: nothing left" nothing_left "$NA" "$NB"
+else
+	fail "vnic link up (live changes)"
+	LINK_PID=
+fi
+
+# iperf3 through at least 10 device resets (--fault).
+if start_link --new-ns-a "$NA" --new-ns-b "$NB" --fault reset-every=700ms; then
+	pass "vnic link --fault reset-every=700ms up"
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "iperf3 through device resets" ip netns exec "$NA" iperf3 -c 10.99.0.2 -p 5201 -t 9
+	r=$(stat_of drv_a.resets)
+	check "at least 10 resets ($r)" test "${r:-0}" -ge 10
+	stop_servers
+	check "--fault: clean exit" stop_link
+	check "--fault: nothing left" nothing_left "$NA" "$NB"
+else
+	fail "vnic link --fault up"
+	LINK_PID=
+fi
+
 # ---------------------------------------------------------------- signals, a closed stdout
 # The control socket of an instance, wherever vnic puts it.
 ctl_sock() {

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `vnic show` and `vnic set` on a running bench, through its control
+ * socket: what show reports, changes that take effect while the traffic
+ * runs (seen in the counters), and changes refused with nothing changed.
+ * No rate is asserted: only which counters move.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "app/app.h"
+
+enum { SET_TIMEOUT_MS = 20000 };
+
+struct bench {
+	struct vnic_bench_opts o;
+	struct vnic_bench_run r;
+	pthread_t thread;
+	int err;
+};
+
+static struct bench *b;
+static char path[256];
+
+static void *bench_thread(void *arg)
+{
+	struct bench *x = arg;
+
+	x->err = vnic_bench_run(&x->r);
+	return NULL;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The answer to req; the test fails if the socket does not answer. */
+static char *ask(const char *req)
+{
+	char *out = NULL;
+
+	assert_int_equal(vnic_ctl_request(path, req, SET_TIMEOUT_MS, &out, NULL), 0);
+	assert_non_null(out);
+	return out;
+}
+
+/* A counter of the running bench, through "stats". */
+static uint64_t ctr(const char *name)
+{
+	char *text = ask("stats"), *p;
+	size_t n = strlen(name);
+	uint64_t v = UINT64_MAX;
+
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			v = strtoull(p + n + 1, NULL, 10);
+	free(text);
+	if (v == UINT64_MAX)
+		fail_msg("no counter %s", name);
+	return v;
+}
+
+/* Waits until the bench's socket answers and its traffic runs (show answers). */
+static void wait_running(void)
+{
+	for (int i = 0; i < 500; i++) {
+		char *out = NULL;
+
+		if (!vnic_ctl_request(path, "show", 1000, &out, NULL) && strncmp(out, "error:", 6)) {
+			free(out);
+			return;
+		}
+		free(out);
+		nap_ms(10);
+	}
+	fail_msg("the bench never ran");
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -1;
+	vnic_bench_opts_default(&b->o, VNIC_WL_RR);
+	b->o.duration_s = 60; /* ended by stop, once the tests are done */
+	b->o.quiet = true;
+	b->o.ctl = true;
+	b->o.ctl_name = "live-test";
+	b->r.o = &b->o;
+	if (vnic_ctl_path("live-test", path, sizeof(path)))
+		return -1;
+	if (pthread_create(&b->thread, NULL, bench_thread, b))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	atomic_store(&b->r.stop, true);
+	pthread_join(b->thread, NULL);
+	vnic_bench_cleanup(&b->r);
+	free(b);
+	return 0;
+}
+
+static void test_show(void **state)
+{
+	char *text;
+
+	(void)state;
+	wait_running();
+	text = ask("show");
+	assert_non_null(strstr(text, "side a: carrier on"));
+	assert_non_null(strstr(text, "channels     tx 1 rx 1"));
+	assert_non_null(strstr(text, "mtu          1500"));
+	assert_non_null(strstr(text, "bql          tx0 limit"));
+	assert_non_null(strstr(text, "tx-submit"));
+	assert_non_null(strstr(text, "(live)"));
+	assert_non_null(strstr(text, "(fixed while running)"));
+	free(text);
+	text = ask("show json");
+	assert_int_equal(text[0], '{');
+	assert_non_null(strstr(text, "\"tx_queues\": 1"));
+	assert_non_null(strstr(text, "\"tx-submit\": \"auto\""));
+	free(text);
+}
+
+/* One session: every request alone, so auto sends direct; indirect stops that. */
+static void test_policy_live(void **state)
+{
+	uint64_t d0, d1, d2;
+	char *out;
+
+	(void)state;
+	wait_running();
+	d0 = ctr("drv_a.tx0_direct_packets");
+	nap_ms(200);
+	assert_true(ctr("drv_a.tx0_direct_packets") > d0);
+
+	out = ask("set tx-submit indirect");
+	assert_non_null(strstr(out, "ok: policies changed, live"));
+	free(out);
+	nap_ms(100);
+	d1 = ctr("drv_a.tx0_direct_packets");
+	nap_ms(300);
+	d2 = ctr("drv_a.tx0_direct_packets");
+	assert_true(d2 == d1);
+	assert_true(ctr("drv_a.tx0_batched_packets") > 0);
+	out = ask("show json");
+	assert_non_null(strstr(out, "\"tx-submit\": \"indirect\""));
+	free(out);
+
+	out = ask("set tx-submit auto");
+	assert_non_null(strstr(out, "ok:"));
+	free(out);
+	nap_ms(300);
+	assert_true(ctr("drv_a.tx0_direct_packets") > d2);
+}
+
+/* A cable that starts losing frames, and stops. */
+static void test_cable_live(void **state)
+{
+	uint64_t l0, l1;
+	char *out;
+
+	(void)state;
+	wait_running();
+	out = ask("set loss 0.05");
+	assert_non_null(strstr(out, "ok: cable changed, live"));
+	free(out);
+	nap_ms(300);
+	l0 = ctr("cable.ab_drop_loss");
+	assert_true(l0 > 0);
+	out = ask("set loss 0");
+	assert_non_null(strstr(out, "ok:"));
+	free(out);
+	nap_ms(100);
+	l0 = ctr("cable.ab_drop_loss");
+	nap_ms(300);
+	l1 = ctr("cable.ab_drop_loss");
+	assert_true(l1 == l0);
+}
+
+/* One bad pair, and nothing changes, the good pairs before it included. */
+static void test_refused(void **state)
+{
+	static const struct {
+		const char *req, *want;
+	} bad[] = {
+		{ "set tx-submit sometimes", "error: --tx-submit: 'sometimes' is not one of" },
+		{ "set no-such 1", "error: 'no-such' is not a vNIC" },
+		{ "set threads 1", "error: threads cannot change while running" },
+		{ "set mtu 9000", "error: mtu cannot change while running here" },
+		{ "set queues 2", "error: queues cannot change while running here" },
+		{ "set tx-submit indirect rx-deliver batch", "error: --rx-deliver: 'batch'" },
+		{ "set tx-submit", "error: tx-submit: no value" },
+	};
+	uint64_t errs0 = ctr("ctl.bad_requests");
+	char *out;
+
+	(void)state;
+	wait_running();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		out = ask(bad[i].req);
+		if (!strstr(out, bad[i].want))
+			fail_msg("'%s' answered '%s', wanted '%s'", bad[i].req, out, bad[i].want);
+		free(out);
+	}
+	assert_true(ctr("ctl.bad_requests") >= errs0 + sizeof(bad) / sizeof(bad[0]));
+	/* the first pair of the refused line did not take effect */
+	out = ask("show json");
+	assert_non_null(strstr(out, "\"tx-submit\": \"auto\""));
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_show),
+		cmocka_unit_test(test_policy_live),
+		cmocka_unit_test(test_cable_live),
+		cmocka_unit_test(test_refused),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
