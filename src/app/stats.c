@@ -465,7 +465,8 @@ static void show_usage(FILE *f)
 	      "  what a running bench or link negotiated (channels, rings, MTU, offloads,\n"
 	      "  BQL limits) and every setting in force, and which can change live\n"
 	      "  NAME     the instance; optional when exactly one instance runs\n"
-	      "  --json   one JSON object\n",
+	      "  --json   one JSON object (-j)\n"
+	      "  --help   this text\n",
 	      f);
 }
 
@@ -508,7 +509,8 @@ static void set_usage(FILE *f)
 	      "  its dashes (tx-submit, loss, mtu, fault, ...; 'vnic show NAME' lists them\n"
 	      "  and which can change live); a flag takes on or off. Policies, busy-poll,\n"
 	      "  the cable and faults change at once; mtu, rings and hdr-mask through a\n"
-	      "  reset of the drivers. One bad value and nothing changes.\n",
+	      "  reset of the drivers. One bad value and nothing changes.\n"
+	      "  --help   this text\n",
 	      f);
 }
 

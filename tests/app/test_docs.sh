@@ -102,7 +102,10 @@ check_options()
 				fail "vnic $cmd --help prints $opt, its section of vnic.1 does not"
 		done
 		# A help that printed nothing would pass the loop above vacuously.
-		((n >= 3)) || fail "vnic $cmd --help: only $n long options found"
+		# show and set take few options; the others a screenful.
+		min=3
+		[[ $cmd == show || $cmd == set ]] && min=1
+		((n >= min)) || fail "vnic $cmd --help: only $n long options found"
 	done
 	# The options being documented ahead of their code must be in the
 	# right sections too.
