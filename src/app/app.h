@@ -43,6 +43,16 @@ struct vnic_topo_config {
 	uint64_t busy_poll_ns;		/* cpu spin before sleeping, at most */
 	enum vnic_cpu_spin spin;	/* adaptive (default) or fixed */
 	uint32_t threads;		/* cpu threads: 2 (a side each, default) or 1 (both) */
+	/*
+	 * --pin: the core of each cpu thread. NONE (default): the scheduler's
+	 * choice; AUTO: thread i on the i-th core the process may use, when
+	 * there is one per thread; LIST: core[i], n of them.
+	 */
+	struct vnic_topo_pin {
+		enum { VNIC_PIN_NONE, VNIC_PIN_AUTO, VNIC_PIN_LIST } mode;
+		uint32_t n;
+		int core[VNIC_TOPO_SIDES];
+	} pin;
 	uint32_t host_pkts;		/* per side, packets in the host's pool */
 	uint32_t host_buf_size;		/* bytes per host packet buffer */
 	/*
@@ -72,6 +82,12 @@ struct vnic_topo {
 };
 
 void vnic_topo_config_default(struct vnic_topo_config *cfg);
+/*
+ * The core each of the config's cpu threads runs on (-1: any), from --pin.
+ * 0, or -EINVAL said on stderr (a list that does not name one core per
+ * thread).
+ */
+int vnic_topo_pin_cores(const struct vnic_topo_config *cfg, int core[VNIC_TOPO_SIDES]);
 /* Builds everything, threads not started. 0 or -errno; on error nothing is left. */
 int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg);
 /* Starts both cpu threads, opens both drivers, then turns the faults on. 0 or -errno. */

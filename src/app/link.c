@@ -500,9 +500,12 @@ static int build_side(struct link *l, unsigned int s)
 static int build(struct link *l)
 {
 	const struct vnic_topo_config *t = &l->o->topo;
+	int core[VNIC_TOPO_SIDES];
 	char errbuf[256];
 	int err;
 
+	if (vnic_topo_pin_cores(t, core))
+		return -1;
 	for (unsigned int s = 0; s < l->nsides; s++) {
 		if (s >= t->threads) {
 			l->side[s].cpu = l->side[0].cpu;
@@ -513,6 +516,10 @@ static int build(struct link *l)
 			return fail("cpu %s: %s", side_name[s], strerror(-err));
 		vnic_cpu_set_spin(&l->side[s].own_cpu, t->spin);
 		l->side[s].cpu_init = true;
+		err = vnic_cpu_pin(&l->side[s].own_cpu, core[s]);
+		if (err)
+			return fail("cpu %s: pinning to core %d: %s", side_name[s], core[s],
+				    strerror(-err));
 		l->side[s].cpu = &l->side[s].own_cpu;
 	}
 	if (l->o->backing) {

@@ -12,9 +12,11 @@
  * "unknown". Value 0 is the default of every policy, so help lists the
  * default first.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_SET */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,6 +161,59 @@ static void show_fault(const struct topo_opt *d, const struct vnic_topo_config *
 		snprintf(buf, len, "?");
 }
 
+/* --- pinning ---------------------------------------------------------------- */
+
+/* "none", "auto", or a core per cpu thread: "0,1". Cores are checked at start. */
+static int parse_pin(const struct topo_opt *d, const char *arg, struct vnic_topo_config *c)
+{
+	struct vnic_topo_pin p = { .mode = VNIC_PIN_LIST };
+	char opt[48], one[16];
+	const char *at = arg;
+
+	snprintf(opt, sizeof(opt), "--%s", d->name);
+	if (!strcmp(arg, "none") || !strcmp(arg, "auto")) {
+		c->pin = (struct vnic_topo_pin){ .mode = *arg == 'a' ? VNIC_PIN_AUTO : VNIC_PIN_NONE };
+		return 0;
+	}
+	for (;;) {
+		size_t len = strcspn(at, ",");
+		uint32_t core;
+		int err;
+
+		if (p.n == VNIC_TOPO_SIDES || !len || len >= sizeof(one))
+			break;
+		memcpy(one, at, len);
+		one[len] = '\0';
+		err = vnic_arg_u32(opt, one, 0, CPU_SETSIZE - 1, &core);
+		if (err)
+			return err;
+		p.core[p.n++] = (int)core;
+		at += len;
+		if (!*at) {
+			c->pin = p;
+			return 0;
+		}
+		at++; /* the comma */
+	}
+	fprintf(vnic_arg_err(), "vnic: %s: '%s' is not none, auto or a core per thread (\"0,1\")\n",
+		opt, arg);
+	return -EINVAL;
+}
+
+static void show_pin(const struct topo_opt *d, const struct vnic_topo_config *c, char *buf,
+		     size_t len)
+{
+	(void)d;
+	if (c->pin.mode != VNIC_PIN_LIST) {
+		snprintf(buf, len, "%s", c->pin.mode == VNIC_PIN_AUTO ? "auto" : "none");
+		return;
+	}
+	if (c->pin.n == 1)
+		snprintf(buf, len, "%d", c->pin.core[0]);
+	else
+		snprintf(buf, len, "%d,%d", c->pin.core[0], c->pin.core[1]);
+}
+
 /* --- choices ---------------------------------------------------------------- */
 
 static bool choice_valid(const struct topo_opt *d, unsigned int v)
@@ -268,6 +323,9 @@ static const struct topo_opt table[] = {
 	       VNIC_OPTG_VNIC, spin),
 	U32("threads", "1|2", "datapath threads: a side each, or both sides on one",
 	    VNIC_OPTG_VNIC, threads, 1, 2),
+	{ .name = "pin", .meta = "CORES",
+	  .help = "cpu threads on cores: none, auto (one core each) or a list: 0,1",
+	  .group = VNIC_OPTG_VNIC, .parse = parse_pin, .show = show_pin },
 	/* the driver's policies */
 	CHOOSE("rx-replenish", "rx buffer replenish (ibmvnic rr 1/7)", VNIC_OPTG_POLICY,
 	       rx_replenish),

@@ -3,7 +3,9 @@
  * The embedded topology of `vnic bench`: two vNICs back to back on the
  * in-process cable, one cpu thread per side.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_SET */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,13 +72,56 @@ static int create_side(struct vnic_topo *t, unsigned int s)
 	return vnic_pkt_pool_init(&t->host_pool[s], t->cfg.host_pkts, t->cfg.host_buf_size, 128);
 }
 
+int vnic_topo_pin_cores(const struct vnic_topo_config *cfg, int core[VNIC_TOPO_SIDES])
+{
+	unsigned int threads = cfg->threads == 1 ? 1 : VNIC_TOPO_SIDES;
+	cpu_set_t allowed;
+	unsigned int s, n = 0;
+
+	for (s = 0; s < VNIC_TOPO_SIDES; s++)
+		core[s] = -1;
+	if (cfg->pin.mode == VNIC_PIN_NONE)
+		return 0;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		fprintf(stderr, "vnic: --pin: sched_getaffinity: %s\n", strerror(errno));
+		return -EINVAL;
+	}
+	if (cfg->pin.mode == VNIC_PIN_AUTO) {
+		/* A core per thread, or none: two threads on one core would take turns. */
+		if ((unsigned int)CPU_COUNT(&allowed) < threads)
+			return 0;
+		for (int c = 0; c < CPU_SETSIZE && n < threads; c++)
+			if (CPU_ISSET((unsigned int)c, &allowed))
+				core[n++] = c;
+		return 0;
+	}
+	if (cfg->pin.n != threads) {
+		fprintf(stderr, "vnic: --pin names %u core%s for %u cpu thread%s\n", cfg->pin.n,
+			cfg->pin.n == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
+		return -EINVAL;
+	}
+	for (s = 0; s < threads; s++) {
+		if (!CPU_ISSET((unsigned int)cfg->pin.core[s], &allowed)) {
+			fprintf(stderr, "vnic: --pin: core %d is not one this process may run on\n",
+				cfg->pin.core[s]);
+			return -EINVAL;
+		}
+		core[s] = cfg->pin.core[s];
+	}
+	return 0;
+}
+
 int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 {
+	int core[VNIC_TOPO_SIDES];
 	unsigned int s;
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->cfg = *cfg;
+	err = vnic_topo_pin_cores(cfg, core);
+	if (err)
+		return err;
 	if (!t->cfg.cable.mtu || t->cfg.cable.mtu < t->cfg.drv.mtu)
 		t->cfg.cable.mtu = t->cfg.drv.mtu;
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
@@ -84,6 +129,9 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 		if (err)
 			goto err_destroy;
 		vnic_cpu_set_spin(&t->cpu[s], t->cfg.spin);
+		err = vnic_cpu_pin(&t->cpu[s], core[s]);
+		if (err)
+			goto err_destroy;
 	}
 	err = vnic_cable_create(&t->cable, &t->cfg.cable);
 	if (err)

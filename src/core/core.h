@@ -164,6 +164,7 @@ struct vnic_cpu {
 	_Atomic uint32_t spin_mode_want;
 	_Atomic uint32_t spin_change;
 	void *thread;			/* pthread_t *, opaque here */
+	int pin_core;			/* vnic_cpu_pin: the one core it runs on, or -1 */
 	/*
 	 * fd sources (see "fd sources" at the end of this header). NULL for a
 	 * cpu without fds: it sleeps on the futex as before. Written before
@@ -184,6 +185,12 @@ enum {
 int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns);
 /* Before start: how to spin (enum vnic_cpu_spin). */
 void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode);
+/*
+ * Before start: the thread runs on that core only (-1: wherever the
+ * scheduler puts it, the default). 0, or -EINVAL when the process may not
+ * run there (sched_getaffinity) or the cpu has started.
+ */
+int vnic_cpu_pin(struct vnic_cpu *cpu, int core);
 /*
  * Any thread, any time: a new busy-poll limit and spin mode. The owner
  * takes them the next time it runs out of work, before it spins (a cpu in a

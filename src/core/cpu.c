@@ -190,6 +190,20 @@ int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns)
 	cpu->busy_poll_ns = busy_poll_ns;
 	vnic_cpu_set_spin(cpu, VNIC_CPU_SPIN_ADAPTIVE);
 	cpu->budget = VNIC_NAPI_BUDGET;
+	cpu->pin_core = -1;
+	return 0;
+}
+
+int vnic_cpu_pin(struct vnic_cpu *cpu, int core)
+{
+	cpu_set_t allowed;
+
+	if (!cpu || cpu->thread || core < -1 || core >= CPU_SETSIZE)
+		return -EINVAL;
+	if (core >= 0 && (sched_getaffinity(0, sizeof(allowed), &allowed) ||
+			  !CPU_ISSET((unsigned int)core, &allowed)))
+		return -EINVAL;
+	cpu->pin_core = core;
 	return 0;
 }
 
@@ -729,6 +743,8 @@ static void *cpu_thread(void *arg)
 
 int vnic_cpu_start(struct vnic_cpu *cpu)
 {
+	pthread_attr_t attr;
+	cpu_set_t set;
 	pthread_t *th;
 	char name[16];
 	int err;
@@ -741,7 +757,18 @@ int vnic_cpu_start(struct vnic_cpu *cpu)
 	if (!th)
 		return -ENOMEM;
 	atomic_store_explicit(&cpu->stop, 0, memory_order_relaxed);
-	err = pthread_create(th, NULL, cpu_thread, cpu);
+	err = pthread_attr_init(&attr);
+	if (err)
+		goto err_free_thread;
+	if (cpu->pin_core >= 0) {
+		/* Set before the thread exists, so that it never runs elsewhere. */
+		CPU_ZERO(&set);
+		CPU_SET((unsigned int)cpu->pin_core, &set);
+		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	if (!err)
+		err = pthread_create(th, &attr, cpu_thread, cpu);
+	pthread_attr_destroy(&attr);
 	if (err)
 		goto err_free_thread;
 	/* Truncated to the kernel's 15 characters; only for top and perf. */

@@ -4,7 +4,9 @@
  * the shared option table (opts.c) means the same in all three, every bad
  * input gets -EINVAL, good ones land where they should.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_SET */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,7 +185,7 @@ static void test_table_in_every_command(void **state)
 
 		snprintf(line, sizeof(line),
 			 "%s --queues 3 --mtu 4000 --tx-entries 256 --rx-entries 1024 --ind-descs 32 "
-			 "--no-tso --no-bql --busy-poll-us 7 --busy-poll fixed --threads 1 "
+			 "--no-tso --no-bql --busy-poll-us 7 --busy-poll fixed --threads 1 --pin 0 "
 			 "--rx-replenish always --tx-hdr-build "
 			 "copy --tx-submit indirect --bql-complete per-entry --tx-csum hw-noheaders "
 			 "--rx-deliver gro --tx-reclaim napi --reclaim-us 250 --hdr-mask exact "
@@ -203,6 +205,9 @@ static void test_table_in_every_command(void **state)
 		assert_true(t->busy_poll_ns == 7000);
 		assert_int_equal(t->spin, VNIC_CPU_SPIN_FIXED);
 		assert_int_equal(t->threads, 1);
+		assert_int_equal(t->pin.mode, VNIC_PIN_LIST);
+		assert_int_equal(t->pin.n, 1);
+		assert_int_equal(t->pin.core[0], 0);
 		assert_int_equal(t->drv.rx_replenish, VNIC_DRV_REPLENISH_ALWAYS);
 		assert_int_equal(t->drv.tx_hdr_build, VNIC_DRV_HDR_COPY);
 		assert_int_equal(t->drv.tx_submit, VNIC_DRV_SUBMIT_INDIRECT);
@@ -246,6 +251,8 @@ static void test_table_rejects_in_every_command(void **state)
 		"--hdr-mask loose",   "--loss 0.51",	    "--rate 1Q",      "--busy-poll-us -1",
 		"--cost-irq-ns y",    "--reclaim-us 0",	    "--dev-queues 17", "--seed",
 		"--threads 3",	      "--threads 0",	    "--busy-poll always",
+		"--pin x",	      "--pin 0,",	    "--pin ,1",	      "--pin 0,1,0",
+		"--pin -1",	      "--pin 99999",	    "--pin 0;1",      "--pin",
 	};
 	static union any_opts o;
 	FILE *saved = quiet_stderr();
@@ -265,6 +272,71 @@ static void test_table_rejects_in_every_command(void **state)
 		}
 	}
 	loud_stderr(saved);
+}
+
+/*
+ * --pin into a core per cpu thread: a list must name one per thread and only
+ * cores the process may use; auto pins only when there is a core per thread.
+ */
+static void test_pin_cores(void **state)
+{
+	int core[VNIC_TOPO_SIDES], err_count, err_outside, ncores;
+	int first = -1, second = -1, outside = -1;
+	struct vnic_topo_config c;
+	char one[16], two[32], buf[32];
+	cpu_set_t allowed;
+	FILE *saved;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+	ncores = CPU_COUNT(&allowed);
+	for (int i = 0; i < CPU_SETSIZE; i++) {
+		if (!CPU_ISSET(i, &allowed)) {
+			if (outside < 0)
+				outside = i;
+		} else if (first < 0) {
+			first = i;
+		} else if (second < 0) {
+			second = i;
+		}
+	}
+	assert_true(first >= 0 && outside >= 0);
+
+	vnic_topo_config_default(&c);
+	assert_int_equal(vnic_topo_pin_cores(&c, core), 0);
+	assert_int_equal(core[0], -1); /* the default: no pinning */
+	assert_int_equal(core[1], -1);
+
+	assert_int_equal(vnic_topo_opt_set("pin", "auto", &c), 0);
+	assert_int_equal(vnic_topo_pin_cores(&c, core), 0);
+	assert_int_equal(core[0], ncores >= 2 ? first : -1);
+	assert_int_equal(core[1], ncores >= 2 ? second : -1);
+	c.threads = 1;
+	assert_int_equal(vnic_topo_pin_cores(&c, core), 0);
+	assert_int_equal(core[0], first);
+	assert_int_equal(core[1], -1);
+
+	snprintf(one, sizeof(one), "%d", first);
+	assert_int_equal(vnic_topo_opt_set("pin", one, &c), 0);
+	assert_int_equal(vnic_topo_pin_cores(&c, core), 0);
+	assert_int_equal(core[0], first);
+	assert_int_equal(core[1], -1);
+
+	snprintf(two, sizeof(two), "%d,%d", first, outside);
+	saved = quiet_stderr();
+	c.threads = 2;
+	err_count = vnic_topo_pin_cores(&c, core); /* one core for two threads */
+	(void)vnic_topo_opt_set("pin", two, &c);
+	err_outside = vnic_topo_pin_cores(&c, core); /* a core the process may not use */
+	loud_stderr(saved);
+	assert_int_equal(err_count, -EINVAL);
+	assert_int_equal(err_outside, -EINVAL);
+
+	assert_int_equal(vnic_topo_opt_show("pin", &c, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, two);
+	assert_int_equal(vnic_topo_opt_set("pin", "none", &c), 0);
+	assert_int_equal(vnic_topo_opt_show("pin", &c, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "none");
 }
 
 /* What only link takes, and what it refuses. */
@@ -416,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_accepts_and_sets),
 		cmocka_unit_test(test_table_in_every_command),
 		cmocka_unit_test(test_table_rejects_in_every_command),
+		cmocka_unit_test(test_pin_cores),
 		cmocka_unit_test(test_link_own),
 		cmocka_unit_test(test_experiment_own),
 		cmocka_unit_test(test_by_name),
