@@ -171,7 +171,7 @@ static void test_spin_rule(void **state)
  */
 static void test_spin_adapts(void **state)
 {
-	uint64_t hits, polls, preempted;
+	uint64_t hits, polls, preempted, end;
 
 	(void)state;
 	atomic_store(&iruns, 0);
@@ -179,7 +179,16 @@ static void test_spin_adapts(void **state)
 	assert_int_equal(icpu.stats.spin_limit_ns, 0); /* no idle seen yet */
 	assert_int_equal(vnic_cpu_add(&icpu, &ipoll, "pinged", count_poll), 0);
 	assert_int_equal(vnic_cpu_start(&icpu), 0);
-	for (uint64_t i = 1; i <= 400; i++) {
+	/*
+	 * At least 400 pings, and on until it caught one in a spin or backed
+	 * off (at most 10 s): on a loaded machine this thread's 50 us naps can
+	 * last longer than the most it may spin, and then not spinning is right.
+	 */
+	end = vnic_now_ns() + 10000000000ull;
+	for (uint64_t i = 1; i <= 400 || (vnic_ctr_read(&icpu.stats.spin_hits) == 0 &&
+					   vnic_ctr_read(&icpu.stats.spin_preempted) == 0 &&
+					   (int64_t)(vnic_now_ns() - end) < 0);
+	     i++) {
 		vnic_poller_schedule(&ipoll);
 		assert_true(vnic_test_wait_count(&iruns, i));
 		vnic_test_nap_us(50); /* well inside the 400 us it may spin */
