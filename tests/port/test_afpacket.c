@@ -253,24 +253,37 @@ static void test_rx_tx(void **state)
 	assert_false(w->ops->rx_irq->pending(w));
 	assert_int_equal(w->ops->rx_next_ns(w), 0);
 
-	/* a partial release: the rest comes again on the next peek */
-	for (i = 10; i < 13; i++)
-		send_raw(s, i, 64);
+	/*
+	 * A partial release: the rest comes again on the next peek. A peek
+	 * stops at the end of a block, and the kernel retires a block 1 ms
+	 * after its first frame: a sender preempted between two frames splits
+	 * them. So three go out at a time until two or more share a block.
+	 */
 	{
 		uint64_t end = vnic_now_ns() + GUARD_NS;
+		uint32_t id = 10;
 
-		while ((n = w->ops->rx_peek(w, f, 8)) < 3) {
-			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+		for (;;) {
+			for (i = 0; i < 3; i++)
+				send_raw(s, id + i, 64);
+			while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
+				assert_true(vnic_now_ns() < end);
+				nap_ms(1);
+			}
+			assert_int_equal(frame_id(f[0]->data, f[0]->len), id);
+			if (n >= 2)
+				break;
+			take_frames(w, id, 3); /* split: take them all, and again */
+			id += 3;
+			assert_true(id + 2 < 20); /* ids from 20 on are the tx part's */
 		}
+		w->ops->rx_release(w, 1);
+		assert_int_equal(w->ops->rx_peek(w, f, 8), n - 1);
+		assert_int_equal(frame_id(f[0]->data, f[0]->len), id + 1);
+		w->ops->rx_release(w, n - 1);
+		if (n == 2)
+			take_frames(w, id + 2, 1);
 	}
-	assert_int_equal(frame_id(f[0]->data, f[0]->len), 10);
-	w->ops->rx_release(w, 1);
-	n = w->ops->rx_peek(w, f, 8);
-	assert_int_equal(n, 2);
-	assert_int_equal(frame_id(f[0]->data, f[0]->len), 11);
-	assert_int_equal(frame_id(f[1]->data, f[1]->len), 12);
-	w->ops->rx_release(w, 2);
 
 	/* a tagged frame: the kernel takes the tag out, the wire puts it back */
 	{
