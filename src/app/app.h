@@ -235,6 +235,21 @@ void vnic_ctl_default_name(char *buf, size_t len, const char *prog);
  */
 int vnic_ctl_serve_start(struct vnic_ctl **ctl, const char *name, vnic_ctl_collect_fn collect,
 			 void *ctx);
+/* What a request line asks for. */
+enum vnic_ctl_req {
+	VNIC_CTL_REQ_BAD = 0,	/* answered with the "error: ..." line in *why */
+	VNIC_CTL_REQ_PING,
+	VNIC_CTL_REQ_STATS,
+	VNIC_CTL_REQ_STATS_JSON,
+};
+/*
+ * The request in buf[0..len), the bytes a client sent: the line ends at the
+ * first newline (a CR before it is dropped) or at len, and must be 1 to
+ * VNIC_CTL_LINE_MAX printable ASCII bytes naming a command. What the server
+ * thread runs on every request; no I/O, no allocation, buf need not be
+ * NUL-terminated. *why is NULL unless the answer is VNIC_CTL_REQ_BAD.
+ */
+enum vnic_ctl_req vnic_ctl_parse_request(const char *buf, size_t len, const char **why);
 /* Stops the thread and removes the socket file (if it is still ours). NULL is fine. */
 void vnic_ctl_serve_stop(struct vnic_ctl *ctl);
 const char *vnic_ctl_serve_path(const struct vnic_ctl *ctl);

@@ -185,35 +185,31 @@ static int wait_fd(const struct vnic_ctl *c, int fd, short events, uint64_t dead
 }
 
 /*
- * Reads the request line into buf (NUL-terminated, newline and a CR before
- * it stripped). Its length, or -EMSGSIZE (too long), -ETIMEDOUT,
- * -ECANCELED, -errno. EOF ends the line too, so "printf stats | nc -U"
- * style clients work without a newline.
+ * Reads what the client sends into buf until a newline arrives, the client
+ * stops sending (EOF: "printf stats | nc -U" style clients need no newline)
+ * or buf is full. The bytes read (vnic_ctl_parse_request makes a request
+ * of them), or -ETIMEDOUT, -ECANCELED, -errno.
  */
 static int read_line(const struct vnic_ctl *c, int fd, char *buf, size_t size)
 {
 	uint64_t deadline = mono_ms() + VNIC_CTL_TIMEOUT_MS;
 	size_t got = 0;
-	char *nl;
 
-	for (;;) {
+	while (got < size) {
 		ssize_t n;
 		int w;
 
-		if (got == size)
-			return -EMSGSIZE;
 		n = recv(fd, buf + got, size - got, MSG_DONTWAIT);
 		if (n > 0) {
-			nl = memchr(buf + got, '\n', (size_t)n);
+			bool nl = memchr(buf + got, '\n', (size_t)n);
+
 			got += (size_t)n;
 			if (nl)
 				break;
 			continue;
 		}
-		if (n == 0) {
-			nl = buf + got;
+		if (n == 0)
 			break;
-		}
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN)
@@ -224,12 +220,7 @@ static int read_line(const struct vnic_ctl *c, int fd, char *buf, size_t size)
 		if (!w)
 			return -ETIMEDOUT;
 	}
-	if (nl > buf && nl[-1] == '\r')
-		nl--;
-	if ((size_t)(nl - buf) > VNIC_CTL_LINE_MAX)
-		return -EMSGSIZE;
-	*nl = '\0';
-	return (int)(nl - buf);
+	return (int)got;
 }
 
 /* Sends it all within the deadline, never raising SIGPIPE. 0 or -errno. */
@@ -320,16 +311,36 @@ static void stats_json(struct vnic_ctl *c, FILE *f)
 	vnic_json_end(&j);
 }
 
-static const char *check_line(const char *line, int len)
+enum vnic_ctl_req vnic_ctl_parse_request(const char *buf, size_t len, const char **why)
 {
-	if (len == -EMSGSIZE)
-		return ERR_LONG;
-	if (len == 0)
-		return ERR_EMPTY;
-	for (int i = 0; i < len; i++)
-		if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] >= 0x7f)
-			return ERR_BYTES;
-	return NULL;
+	const char *nl = memchr(buf, '\n', len);
+	size_t n = nl ? (size_t)(nl - buf) : len;
+
+	*why = NULL;
+	if (n && buf[n - 1] == '\r')
+		n--;
+	if (n > VNIC_CTL_LINE_MAX) {
+		*why = ERR_LONG;
+		return VNIC_CTL_REQ_BAD;
+	}
+	if (!n) {
+		*why = ERR_EMPTY;
+		return VNIC_CTL_REQ_BAD;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f) {
+			*why = ERR_BYTES;
+			return VNIC_CTL_REQ_BAD;
+		}
+	}
+	if (n == 4 && !memcmp(buf, "ping", 4))
+		return VNIC_CTL_REQ_PING;
+	if (n == 5 && !memcmp(buf, "stats", 5))
+		return VNIC_CTL_REQ_STATS;
+	if (n == 10 && !memcmp(buf, "stats json", 10))
+		return VNIC_CTL_REQ_STATS_JSON;
+	*why = ERR_UNKNOWN;
+	return VNIC_CTL_REQ_BAD;
 }
 
 static void bad(struct vnic_ctl *c, int fd, const char *why)
@@ -345,6 +356,7 @@ static void serve_client(struct vnic_ctl *c, int fd)
 {
 	/* room for the longest line, a CR and the newline */
 	char line[VNIC_CTL_LINE_MAX + 2];
+	enum vnic_ctl_req req;
 	const char *why;
 	char *out = NULL;
 	size_t len = 0;
@@ -364,21 +376,17 @@ static void serve_client(struct vnic_ctl *c, int fd)
 		bad(c, fd, ERR_TIMEOUT);
 		return;
 	}
-	if (n < 0 && n != -EMSGSIZE) {
+	if (n < 0) {
 		bad(c, fd, "error: reading the request");
 		return;
 	}
-	why = check_line(line, n);
-	if (why) {
+	req = vnic_ctl_parse_request(line, (size_t)n, &why);
+	if (req == VNIC_CTL_REQ_BAD) {
 		bad(c, fd, why);
 		return;
 	}
-	if (!strcmp(line, "ping")) {
+	if (req == VNIC_CTL_REQ_PING) {
 		write_all(c, fd, "pong\n", 5);
-		return;
-	}
-	if (strcmp(line, "stats") && strcmp(line, "stats json")) {
-		bad(c, fd, ERR_UNKNOWN);
 		return;
 	}
 	/* The answer is built whole first, so a slow client never holds a half-read snapshot. */
@@ -387,7 +395,7 @@ static void serve_client(struct vnic_ctl *c, int fd)
 		bad(c, fd, ERR_INTERNAL);
 		return;
 	}
-	if (line[5])
+	if (req == VNIC_CTL_REQ_STATS_JSON)
 		stats_json(c, f);
 	else
 		stats_text(c, f);
