@@ -669,6 +669,21 @@ static void seeds_drv_crq(void)
 	zeros(&s, 4);
 	save("drv_crq", "rx_buf_size_24_bits", &s);
 
+	/*
+	 * 1 MiB buffers: no frame vnic handles needs them, yet the driver
+	 * carved its rx pool and its host packets out of them (a device could
+	 * make it allocate gigabytes). Kept as the regression input.
+	 */
+	drv_head(&s, DEV_BIG, MSS_224);
+	script_to(&s, M_RXBUF);
+	u8(&s, FZ_ACT_RAW);
+	u8(&s, VNIC_CRQ_CMD_RSP);
+	u8(&s, VNIC_CMD_QUERY_CAPABILITY_RSP);
+	be16(&s, VNIC_CAP_RX_BUF_SIZE);
+	be64(&s, 1 << 20);
+	zeros(&s, 4);
+	save("drv_crq", "rx_buf_size_1mib", &s);
+
 	/* the offload query's buffer: a bad length, LSO offered with a zero MSS */
 	drv_head(&s, DEV_BIG, 0);
 	script_to(&s, M_QUERY_OFFLOAD);
