@@ -279,6 +279,8 @@ static bool dev_idle(void *ctx)
 			moved = true;
 		}
 		while ((x = vnic_subcrq_peek(e->rxcomp[i]))) {
+			if (e->on_rxcomp)
+				e->on_rxcomp(e->cb_ctx, &x->rx_comp);
 			vnic_subcrq_consume(e->rxcomp[i]);
 			moved = true;
 		}
@@ -347,6 +349,22 @@ void fz_dev_destroy(struct fz_dev *e)
 	free(e->ltb);
 	free(e->ind);
 	free(e->ctrs);
+}
+
+bool fz_dev_inject(struct fz_dev *e, const uint8_t *frame, uint32_t len)
+{
+	struct vnic_pkt *slot;
+
+	if (e->peer->ops->tx_reserve(e->peer, &slot, 1) != 1)
+		return false;
+	if (len > vnic_pkt_tailroom(slot)) {
+		e->peer->ops->tx_commit(e->peer, &slot, 0, 1);
+		return false;
+	}
+	memcpy(slot->data, frame, len);
+	slot->len = len;
+	e->peer->ops->tx_commit(e->peer, &slot, 1, 1);
+	return true;
 }
 
 long fz_dev_send_crq(struct fz_dev *e, const struct vnic_crq *m)
@@ -479,6 +497,7 @@ void fz_dev_bringup(struct fz_dev *e, unsigned int ntx, unsigned int nrx, uint32
 		e->rxadd[i] = get32(r + orx + 4 * i);
 	e->ntx = ntx;
 	e->nrx = nrx;
+	e->rx_buf_size = get32(r + offsetof(struct vnic_login_rsp_buf, rx_buf_size));
 
 	crq_cmd(&m, VNIC_CMD_LOGICAL_LINK_STATE);
 	m.link_state.state = VNIC_LINK_UP;

@@ -138,6 +138,7 @@ struct fz_dev {
 	struct vnic_subcrq *txcomp[FZ_DEV_RINGS], *rxcomp[FZ_DEV_RINGS];
 	uint32_t txsubm[FZ_DEV_RINGS], rxadd[FZ_DEV_RINGS];
 	unsigned int ntx, nrx;
+	uint32_t rx_buf_size; /* what the login response asks rx buffers to hold */
 	/* CRQ messages from the device, by kind, since the last fz_dev_take_crq */
 	unsigned int rsp, link_inds, init_completes, others;
 	struct vnic_crq last_rsp;
@@ -147,6 +148,7 @@ struct fz_dev {
 	 */
 	void (*on_frame)(void *ctx, const uint8_t *frame, uint32_t len);
 	void (*on_txcomp)(void *ctx, const struct vnic_tx_comp *c);
+	void (*on_rxcomp)(void *ctx, const struct vnic_rx_comp *c);
 	void (*on_crq)(void *ctx, const struct vnic_crq *m);
 	void *cb_ctx;
 	uint64_t frames;
@@ -165,6 +167,8 @@ void fz_dev_create(struct fz_dev *e, const struct vnic_dev_config *cfg, uint32_t
 void fz_dev_destroy(struct fz_dev *e);
 /* Runs the device, draining the wire and the completion rings, until idle. */
 bool fz_dev_run(struct fz_dev *e);
+/* Puts a frame on the wire towards the device; false if the cable had no slot. */
+bool fz_dev_inject(struct fz_dev *e, const uint8_t *frame, uint32_t len);
 /* Sends a CRQ message as the driver (the hv rc). */
 long fz_dev_send_crq(struct fz_dev *e, const struct vnic_crq *m);
 /* Takes every CRQ message the device sent, counting them by kind. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Writes the crafted corpus inputs of the targets that speak the protocol
- * (fuzz/corpus/{tap_vnet,dev_tx,dev_crq,drv_comp,drv_crq,ctl_request}/),
+ * (fuzz/corpus/{tap_vnet,dev_subcrq,dev_crq,drv_comp,drv_crq,ctl_request}/),
  * each made to reach deep into its layer: a full bring-up spelt out message
  * by message, a checksum-offload descriptor with its header descriptors, a
  * superpacket, a login with hostile offsets, and so on. Each input's layout
@@ -395,12 +395,12 @@ static void seeds_dev_crq(void)
 	save("dev_crq", "offload_not_offered", &s);
 }
 
-/* --- dev_tx ---------------------------------------------------------------------------------- */
+/* --- dev_subcrq ------------------------------------------------------------------------------ */
 
 static void d_frame(struct seed *s, bool ltb2, uint32_t off, enum fz_frame_kind k,
 		    uint16_t payload, bool partial)
 {
-	u8(s, (uint8_t)(1 | (ltb2 ? 8 : 0) | (partial ? 16 : 0)));
+	u8(s, (uint8_t)(1 | (ltb2 ? 16 : 0) | (partial ? 32 : 0)));
 	be24(s, off);
 	u8(s, (uint8_t)k);
 	be16(s, payload);
@@ -434,11 +434,32 @@ enum {
 	L3 = VNIC_HDR_DESC_L3,
 	L234 = VNIC_HDR_DESC_L2 | VNIC_HDR_DESC_L3 | VNIC_HDR_DESC_L4,
 	FLUSH_DIRECT = 5,
-	FLUSH_INDIRECT = 5 | 8,
+	FLUSH_INDIRECT = 5 | 16,
 	RUN = 6,
+	LINK_DOWN_UNTIL_END = 7 | 16,
+	RXADD = 8,
+	RXADD_RAW_LEN = 8 | 32,
+	INJECT = 9,
+	INJECT_FLIP = 9 | 32,
 };
 
-static void seeds_dev_tx(void)
+static void d_rxadd(struct seed *s, uint8_t map, uint32_t off, int8_t delta)
+{
+	u8(s, RXADD);
+	u8(s, map);
+	be24(s, off);
+	u8(s, (uint8_t)delta);
+}
+
+static void d_inject(struct seed *s, enum fz_frame_kind k, uint16_t payload)
+{
+	u8(s, INJECT);
+	u8(s, (uint8_t)k);
+	be16(s, payload);
+	u8(s, (uint8_t)payload);
+}
+
+static void seeds_dev_subcrq(void)
 {
 	struct seed s;
 
@@ -448,7 +469,7 @@ static void seeds_dev_tx(void)
 	d_desc(&s, F_V4 | F_TCP, 0, 1);
 	u8(&s, FLUSH_DIRECT);
 	u8(&s, RUN);
-	save("dev_tx", "plain_tcp4_direct", &s);
+	save("dev_subcrq", "plain_tcp4_direct", &s);
 
 	s.n = 0;
 	u8(&s, 0);
@@ -456,7 +477,7 @@ static void seeds_dev_tx(void)
 	d_desc(&s, F_V4 | F_TCP | F_CSO, 0, 0);
 	d_hdrs(&s, L3, 0, 0);
 	u8(&s, FLUSH_INDIRECT);
-	save("dev_tx", "csum_tcp4_l3_headers", &s);
+	save("dev_subcrq", "csum_tcp4_l3_headers", &s);
 
 	s.n = 0;
 	u8(&s, 0);
@@ -464,7 +485,7 @@ static void seeds_dev_tx(void)
 	d_desc(&s, F_V6 | F_UDP | F_CSO, 0, 0);
 	d_hdrs(&s, L234, 0, 0);
 	u8(&s, FLUSH_INDIRECT);
-	save("dev_tx", "csum_udp6_all_headers", &s);
+	save("dev_subcrq", "csum_udp6_all_headers", &s);
 
 	s.n = 0;
 	u8(&s, 0);
@@ -477,7 +498,7 @@ static void seeds_dev_tx(void)
 	d_desc(&s, F_V6 | F_TCP | F_LSO, 1000, 0);
 	d_hdrs(&s, L3, 0, 0);
 	u8(&s, FLUSH_INDIRECT);
-	save("dev_tx", "lso_tcp4_tcp6", &s);
+	save("dev_subcrq", "lso_tcp4_tcp6", &s);
 
 	/* MTU 9000, LSO MSS 64: many segments; IPv6 LSO off; a missing header drops */
 	s.n = 0;
@@ -495,7 +516,7 @@ static void seeds_dev_tx(void)
 	d_hdrs(&s, L3, 0, 0);
 	d_desc(&s, F_V6 | F_TCP | F_LSO, 1000, 1);
 	u8(&s, FLUSH_INDIRECT);
-	save("dev_tx", "jumbo_lso_mss64_and_refusals", &s);
+	save("dev_subcrq", "jumbo_lso_mss64_and_refusals", &s);
 
 	s.n = 0;
 	u8(&s, 0);
@@ -514,7 +535,7 @@ static void seeds_dev_tx(void)
 	u8(&s, FLUSH_INDIRECT);
 	d_hdrs(&s, L3, 0, 0); /* orphans */
 	u8(&s, FLUSH_INDIRECT);
-	save("dev_tx", "vlan_and_bad_header_descs", &s);
+	save("dev_subcrq", "vlan_and_bad_header_descs", &s);
 
 	/* the descriptor fields one by one out of range */
 	s.n = 0;
@@ -558,7 +579,7 @@ static void seeds_dev_tx(void)
 	u8(&s, FLUSH_INDIRECT);
 	d_desc(&s, F_V4 | F_UDP, 0, 3); /* direct, header descriptors never come */
 	u8(&s, FLUSH_DIRECT);
-	save("dev_tx", "descriptor_fields_out_of_range", &s);
+	save("dev_subcrq", "descriptor_fields_out_of_range", &s);
 
 	/* twenty frames in LTB 2 in one batch, then the link drops under them */
 	s.n = 0;
@@ -570,11 +591,62 @@ static void seeds_dev_tx(void)
 	}
 	u8(&s, FLUSH_INDIRECT);
 	u8(&s, RUN);
-	u8(&s, 7 | 8);
+	u8(&s, LINK_DOWN_UNTIL_END);
 	for (int i = 0; i < 3; i++)
 		d_desc(&s, F_V4 | F_TCP, 0, 1);
 	u8(&s, FLUSH_INDIRECT);
-	save("dev_tx", "batch_then_link_down", &s);
+	save("dev_subcrq", "batch_then_link_down", &s);
+
+	/* rx: buffers in both LTBs, frames of every kind into them */
+	s.n = 0;
+	u8(&s, 0);
+	for (int i = 0; i < 4; i++)
+		d_rxadd(&s, FZ_LTB1_MAP, FZ_LTB1_OFF + (uint32_t)i * 2048, 0);
+	d_rxadd(&s, FZ_LTB2_MAP, FZ_LTB2_OFF + 100, 20);
+	for (int k = 0; k < FZ_KINDS; k++)
+		d_inject(&s, (enum fz_frame_kind)k, (uint16_t)(200 * k + 100));
+	u8(&s, RUN);
+	save("dev_subcrq", "rx_frames_of_every_kind", &s);
+
+	/* rx buffers the device must refuse, between good ones */
+	s.n = 0;
+	u8(&s, 1);
+	d_rxadd(&s, 0, FZ_LTB1_OFF, 0);		     /* map id 0 */
+	d_rxadd(&s, 3, FZ_LTB1_OFF, 0);		     /* never registered */
+	d_rxadd(&s, FZ_LTB1_MAP, FZ_LTB1_LEN + 64, 0); /* in the gap after LTB 1 */
+	d_rxadd(&s, FZ_LTB1_MAP, FZ_LTB1_LEN - 100, 0); /* running past LTB 1 */
+	d_rxadd(&s, FZ_LTB2_MAP, FZ_LTB2_OFF, -1);	     /* shorter than asked */
+	u8(&s, RXADD_RAW_LEN);
+	u8(&s, FZ_LTB2_MAP);
+	be24(&s, FZ_LTB2_OFF);
+	be24(&s, 0xffffff); /* the longest the field holds */
+	d_rxadd(&s, FZ_LTB2_MAP, FZ_LTB2_OFF + 4096, 0);
+	d_inject(&s, FZ_TCP4, 8000);
+	d_inject(&s, FZ_UDP4, 100);
+	u8(&s, INJECT_FLIP); /* a bad checksum: delivered, flag clear */
+	u8(&s, FZ_TCP6);
+	be16(&s, 700);
+	u8(&s, 1);
+	be16(&s, 60);
+	u8(&s, 0x40);
+	u8(&s, RUN);
+	save("dev_subcrq", "rx_buffers_refused", &s);
+
+	/* no buffer, then two on the same memory, then the link down under frames */
+	s.n = 0;
+	u8(&s, 0);
+	d_inject(&s, FZ_TCP4, 64);
+	u8(&s, RUN);
+	d_rxadd(&s, FZ_LTB1_MAP, 4096, 0);
+	d_rxadd(&s, FZ_LTB1_MAP, 4096, 0);
+	d_inject(&s, FZ_TCP4, 1000);
+	d_inject(&s, FZ_UDP4, 10);
+	d_inject(&s, FZ_ICMP4, 30);
+	u8(&s, RUN);
+	d_rxadd(&s, FZ_LTB1_MAP, 8192, 0);
+	u8(&s, LINK_DOWN_UNTIL_END);
+	d_inject(&s, FZ_TCP4, 100);
+	save("dev_subcrq", "rx_no_buffer_overlap_link_down", &s);
 }
 
 /* --- drv_crq --------------------------------------------------------------------------------- */
@@ -934,7 +1006,7 @@ int main(int argc, char **argv)
 	root = argv[1];
 	seeds_tap_vnet();
 	seeds_dev_crq();
-	seeds_dev_tx();
+	seeds_dev_subcrq();
 	seeds_drv_crq();
 	seeds_drv_comp();
 	seeds_ctl_request();

@@ -1,49 +1,63 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target for the device's tx engine (src/device/tx.c): hostile
- * tx descriptors, header descriptors (0x11, 0x12), checksum and LSO flags,
- * map ids, iobas and lengths into the driver's long-term buffers, sent by a
- * fake driver through a real hv, direct or in indirect batches (fz_dev,
- * fuzz/harness.c). The device is brought up once per configuration; each
- * input starts with its tx ring empty. Layout:
+ * libFuzzer target for what the driver sends the device on the sub-CRQs
+ * (src/device/tx.c, rx.c): hostile tx descriptors, header descriptors
+ * (0x11, 0x12), checksum and LSO flags, map ids, iobas and lengths into the
+ * driver's long-term buffers, direct or in indirect batches; and hostile rx
+ * buffer adds, into which the device then writes the frames it receives.
+ * A fake driver sends them through a real hv (fz_dev, fuzz/harness.c) and
+ * plays the far end of the cable. The device is brought up once per
+ * configuration; each input starts with its rings empty. Layout:
  *
  *	byte 0	the device: bit 0 the default one (MTU 1500, cautious header
  *		mask) or MTU 9000 with the exact mask, offloads without headers
  *		dropped, LSO MSS down to 64, no UDP/IPv6 checksum nor IPv6 LSO
- *	then records, up to MAX_RECORDS, by the low 3 bits of a tag byte
- *	(tag bit 3 picks LTB 2 over LTB 1 where an LTB is named):
- *	0 WRITE	offset (BE24), count (BE16), that many bytes into the LTB
- *	1 FRAME	offset (BE24), kind, payload (BE16), seed: a well-formed frame
- *		(tag bit 4: L4 checksum left partial), remembered as "the frame"
- *	2 DESC	a tx descriptor for the frame: flags1, mss (BE16), n_crq_elem
- *		(0: one plus the header descriptors that follow it), then a
- *		byte saying which fields come raw or nudged: bit 0 flags2,
- *		bit 1 n_sge, bit 2 dma_reg (BE16), bit 3 ioba (BE64, relative to
- *		the LTB region), bit 4 ioba plus a signed BE16, bit 5 length plus
- *		a signed BE16, bit 6 length (BE32)
- *	3 HDRS	header descriptors for the frame: the layers (VNIC_HDR_DESC_L*
- *		byte), then a change (byte) and its value (byte): total length,
- *		L2/L3/L4 length, last extension's length, one extension fewer or
- *		more, a type, the flag byte
- *	4 RAW	32 bytes as they are (valid bit set)
- *	5 FLUSH	the entries so far: direct if one (unless tag bit 3), else one
- *		indirect batch through the DMA-mapped array
- *	6 RUN	the device runs
- *	7 LINK	LOGICAL_LINK_STATE down, run, and up again (tag bit 3: up only
- *		at the end of the input)
+ *	then records, up to MAX_RECORDS, by the low 4 bits of a tag byte
+ *	(tag bit 4 picks LTB 2 over LTB 1 where an LTB is named):
+ *	0 WRITE	  offset (BE24), count (BE16), that many bytes into the LTB
+ *	1, 11 FRAME offset (BE24), kind, payload (BE16), seed: a well-formed
+ *		  frame (tag bit 5: L4 checksum left partial), "the frame"
+ *	2, 10 DESC a tx descriptor for the frame: flags1, mss (BE16),
+ *		  n_crq_elem (0: one plus the header descriptors that follow it),
+ *		  then a byte saying which fields come raw or nudged: bit 0
+ *		  flags2, bit 1 n_sge, bit 2 dma_reg (BE16), bit 3 ioba (BE64,
+ *		  relative to the LTB region), bit 4 ioba plus a signed BE16,
+ *		  bit 5 length plus a signed BE16, bit 6 length (BE32)
+ *	3 HDRS	  header descriptors for the frame: the layers (VNIC_HDR_DESC_L*
+ *		  byte), then a change (byte) and its value (byte): total length,
+ *		  L2/L3/L4 length, last extension's length, one extension fewer or
+ *		  more, a type, the flag byte
+ *	4 RAW	  32 bytes as they are (valid bit set)
+ *	5, 14 FLUSH the entries so far: direct if one (unless tag bit 4), else
+ *		  one indirect batch through the DMA-mapped array
+ *	6, 15 RUN the device runs
+ *	7 LINK	  LOGICAL_LINK_STATE down, and up again (tag bit 4: up only at
+ *		  the end of the input)
+ *	8, 12 RXADD an rx buffer add: map id, offset (BE24, into the LTB region,
+ *		  gaps included), length the login response's plus a signed
+ *		  byte (tag bit 5: a BE24 of its own)
+ *	9, 13 INJECT a frame on the wire towards the device: kind, payload
+ *		  (BE16), seed (tag bit 4: a count (BE16) and that many bytes
+ *		  instead), then (tag bit 5) an offset (BE16) and a byte to xor
+ *		  there
  *
- * Every entry that is not a header descriptor carries a sequence number as
- * its correlator. Checked: each of them that the hv took is completed
+ * Every tx entry that is not a header descriptor carries a sequence number
+ * as its correlator. Checked: each of them that the hv took is completed
  * exactly once, in order, five at most per entry; the completion rcs match
  * the drop counters by reason (txN_drop_<reason> and the rc the protocol
  * gives it); what reaches the wire is what the successes promised: a plain
  * frame byte for byte, a checksum-offload frame with only its L4 checksum
  * changed and valid, an LSO superpacket as many valid segments as it holds,
- * none longer than the MTU allows (the cable drops none). The LTBs share one
- * DMA mapping with poisoned gaps around them: a read outside a registered
- * LTB is AddressSanitizer's to report even where the hv would translate it.
+ * none longer than the MTU allows (the cable drops none). Each received
+ * frame goes to the oldest rx buffer that is valid (map id registered,
+ * inside its LTB, as long as the login response asked) and long enough, or
+ * is dropped by a counted reason; its completion names that buffer, its
+ * length and the checksum flags the frame deserves, and the buffer holds
+ * the frame. The LTBs share one DMA mapping with poisoned gaps around them:
+ * a read or a write outside a registered LTB is AddressSanitizer's to
+ * report even where the hv would translate it.
  *
- * Corpus: fuzz/corpus/dev_tx/.
+ * Corpus: fuzz/corpus/dev_subcrq/.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +118,44 @@ static struct {
 	uint32_t foff, flen;
 } st;
 
+/* --- rx: what the device must make of the buffers and frames it is given ------------------ */
+
+enum {
+	RX_BUFS = 8192,	  /* valid buffers posted and not yet used, at most two rings' worth */
+	RX_FRAMES = 4096, /* frames injected in one input */
+	RX_LOG = 8 << 20,
+};
+
+struct rx_buf_m {
+	uint64_t corr;
+	uint64_t ioba;
+	uint32_t len;
+};
+
+struct rx_delivery {
+	uint64_t corr;
+	uint64_t ioba;
+	uint32_t len;
+	uint32_t frame; /* in the frame log */
+	uint8_t flags;
+};
+
+static struct {
+	struct rx_buf_m bufs[RX_BUFS]; /* oldest first, a ring */
+	unsigned int head, n;
+	uint8_t *log;
+	size_t log_used;
+	uint32_t pending[RX_FRAMES], pending_len[RX_FRAMES]; /* injected, not yet run */
+	unsigned int npending;
+	struct rx_delivery expect[RX_FRAMES];
+	unsigned int nexpect, ngot;
+	uint64_t no_buffer, too_big, link_down;
+	uint64_t corr;
+	bool link_up;
+	bool posted;	   /* an rx add was sent this input: the device forgets them at the end */
+	bool overwritten; /* the LTB written after a frame was delivered into it */
+} rx;
+
 /* --- what the device sends back ---------------------------------------------------------- */
 
 static void on_frame(void *ctx, const uint8_t *frame, uint32_t len)
@@ -155,6 +207,103 @@ static void on_txcomp(void *ctx, const struct vnic_tx_comp *c)
 	}
 }
 
+/* What the device reports of a frame (PROTOCOL.md section 8.5): what it can verify. */
+static uint8_t rx_flags(const uint8_t *f, uint32_t len)
+{
+	uint8_t flags = VNIC_RXC_END_FRAME;
+	struct vnic_hdrs h;
+
+	if (vnic_parse_frame(f, len, &h) != VNIC_PARSE_OK)
+		return flags;
+	if (h.l3_proto == VNIC_ETH_P_IPV6 ||
+	    (h.l3_proto == VNIC_ETH_P_IP && vnic_csum_ip4_ok(f + h.l3_off, h.l3_len)))
+		flags |= VNIC_RXC_IP_CHKSUM_GOOD;
+	if ((h.l4_proto == VNIC_IPPROTO_TCP || h.l4_proto == VNIC_IPPROTO_UDP) &&
+	    (h.flags & VNIC_HDRS_F_L4) && !(h.flags & VNIC_HDRS_F_FRAG) && vnic_csum_l4_ok(f, &h))
+		flags |= VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
+	return flags;
+}
+
+/*
+ * The frames injected since the last run, against the buffers: the oldest
+ * valid buffer takes the next frame if it is long enough; else the frame is
+ * dropped and the buffer stays. Call before every run of the device.
+ */
+static void rx_predict(void)
+{
+	for (unsigned int i = 0; i < rx.npending; i++) {
+		uint32_t off = rx.pending[i], len = rx.pending_len[i];
+		struct rx_buf_m *b = &rx.bufs[rx.head % RX_BUFS];
+		struct rx_delivery *d;
+
+		if (!rx.link_up) {
+			rx.link_down++;
+			continue;
+		}
+		if (!rx.n) {
+			rx.no_buffer++;
+			continue;
+		}
+		if (len > b->len) {
+			rx.too_big++;
+			continue;
+		}
+		d = &rx.expect[rx.nexpect++];
+		d->corr = b->corr;
+		d->ioba = b->ioba;
+		d->len = len;
+		d->frame = off;
+		d->flags = rx_flags(rx.log + off, len);
+		rx.head++;
+		rx.n--;
+	}
+	rx.npending = 0;
+}
+
+static void on_rxcomp(void *ctx, const struct vnic_rx_comp *c)
+{
+	const struct rx_delivery *d;
+
+	(void)ctx;
+	FZ_CHECK(rx.ngot < rx.nexpect);
+	d = &rx.expect[rx.ngot++];
+	FZ_CHECK(vnic_be64_get(&c->correlator) == d->corr);
+	FZ_CHECK(vnic_be32_get(&c->len) == d->len);
+	FZ_CHECK(vnic_be16_get(&c->off_frame_data) == 0);
+	FZ_CHECK(vnic_be16_get(&c->rc) == VNIC_RC_SUCCESS);
+	FZ_CHECK(c->flags == d->flags);
+}
+
+/* Runs the device with what it was given so far foreseen. */
+static void run_dev(void)
+{
+	rx_predict();
+	FZ_CHECK(fz_dev_run(&st.v->e));
+}
+
+static bool overlap(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* Each buffer holds the frame delivered into it, unless a later one went over it. */
+static void rx_check_data(void)
+{
+	const struct fz_dev *e = &st.v->e;
+
+	if (rx.overwritten)
+		return;
+	for (unsigned int i = 0; i < rx.nexpect; i++) {
+		const struct rx_delivery *d = &rx.expect[i];
+		bool later = false;
+
+		for (unsigned int j = i + 1; j < rx.nexpect && !later; j++)
+			later = overlap(d->ioba, d->len, rx.expect[j].ioba, rx.expect[j].len);
+		if (!later)
+			FZ_CHECK(!memcmp(e->ltb + (d->ioba - e->ltb_ioba), rx.log + d->frame, d->len));
+	}
+}
+
 static void setup(unsigned int i)
 {
 	struct variant *v = &vars[i];
@@ -171,12 +320,14 @@ static void setup(unsigned int i)
 	fz_dev_create(&v->e, &cfg, v->mtu, true);
 	v->e.on_frame = on_frame;
 	v->e.on_txcomp = on_txcomp;
+	v->e.on_rxcomp = on_rxcomp;
 	/* UDP/IPv6 checksum (offload byte 13) and IPv6 LSO (byte 15) off in the second */
 	fz_dev_bringup(&v->e, 1, 1, i ? 64 : 256, v->mtu, i ? (1u << 5 | 1u << 7) : 0);
 	if (!st.log) {
 		st.log = malloc(LOG_BYTES);
 		st.snaps = malloc(LOG_BYTES);
-		FZ_CHECK(st.log && st.snaps);
+		rx.log = malloc(RX_LOG);
+		FZ_CHECK(st.log && st.snaps && rx.log);
 	}
 	v->ready = true;
 }
@@ -202,6 +353,7 @@ static void rec_write(struct fz_in *in, unsigned int map)
 		n = ltb_len(map) - off;
 	fz_bytes(in, base + off, n);
 	st.dirty |= st.ncomp < st.nsub;
+	rx.overwritten |= rx.nexpect > 0;
 }
 
 static void rec_frame(struct fz_in *in, unsigned int map, bool partial)
@@ -218,6 +370,86 @@ static void rec_frame(struct fz_in *in, unsigned int map, bool partial)
 	st.flen = fz_frame(st.v->e.ltb + ltb_off(map) + off, ltb_len(map) - off,
 			   (enum fz_frame_kind)(kind % FZ_KINDS), payload, seed, partial, NULL, NULL);
 	st.dirty |= st.ncomp < st.nsub;
+	rx.overwritten |= rx.nexpect > 0;
+}
+
+/* --- rx buffers and frames ---------------------------------------------------------------------- */
+
+/* Valid as the device checks a buffer when it takes it (PROTOCOL.md section 8.6). */
+static bool rx_buf_valid(uint8_t map, uint64_t ioba, uint32_t len)
+{
+	uint64_t base = st.v->e.ltb_ioba + ltb_off(map);
+
+	if (map != FZ_LTB1_MAP && map != FZ_LTB2_MAP)
+		return false;
+	if (len < st.v->e.rx_buf_size)
+		return false;
+	return ioba >= base && ioba - base < ltb_len(map) && len <= ltb_len(map) - (ioba - base);
+}
+
+static void rec_rxadd(struct fz_in *in, bool raw_len)
+{
+	struct fz_dev *e = &st.v->e;
+	uint8_t map = fz_u8(in);
+	uint64_t ioba = e->ltb_ioba + fz_u24(in) % FZ_LTB_REGION;
+	uint32_t len = raw_len ? fz_u24(in) : e->rx_buf_size + (uint32_t)(int32_t)(int8_t)fz_u8(in);
+	union vnic_subcrq_entry x;
+
+	memset(&x, 0, sizeof(x));
+	x.rx_add.first = VNIC_SUBCRQ_VALID;
+	vnic_be64_put(&x.rx_add.correlator, 0x5eed000000000000ull | rx.corr);
+	vnic_be32_put(&x.rx_add.ioba, (uint32_t)ioba);
+	x.rx_add.map_id = map;
+	vnic_be24_put(&x.rx_add.len, len & VNIC_RX_ADD_MAX_LEN);
+	if (vnic_hv_send_subcrq(e->hv, VNIC_HV_CLIENT, e->rxadd[0], &x) != VNIC_H_SUCCESS)
+		return;
+	rx.posted = true;
+	if (rx_buf_valid(map, ioba, len & VNIC_RX_ADD_MAX_LEN)) {
+		struct rx_buf_m *b = &rx.bufs[(rx.head + rx.n++) % RX_BUFS];
+
+		FZ_CHECK(rx.n <= RX_BUFS);
+		b->corr = 0x5eed000000000000ull | rx.corr;
+		b->ioba = ioba;
+		b->len = len;
+	}
+	rx.corr++;
+}
+
+static void rec_inject(struct fz_in *in, bool raw, bool flip)
+{
+	uint8_t *f = rx.log + rx.log_used;
+	size_t room = RX_LOG - rx.log_used;
+	uint32_t len, mtu = st.v->mtu;
+
+	if (raw) {
+		len = fz_u16(in);
+		if (len > room)
+			len = (uint32_t)room;
+		fz_bytes(in, f, len);
+	} else {
+		uint8_t kind = fz_u8(in);
+		uint16_t payload = fz_u16(in);
+
+		len = fz_frame(f, (uint32_t)(room < 0xffffffffu ? room : 0xffffffffu),
+			       (enum fz_frame_kind)(kind % FZ_KINDS), payload, fz_u8(in), false, NULL,
+			       NULL);
+	}
+	if (flip) {
+		uint16_t off = fz_u16(in);
+		uint8_t x = fz_u8(in);
+
+		if (len)
+			f[off % len] ^= x;
+	}
+	/* what the cable carries: an Ethernet header, at most the MTU behind it */
+	if (len < VNIC_ETH_HLEN || len > mtu + VNIC_ETH_HLEN || rx.npending == RX_FRAMES ||
+	    rx.nexpect + rx.npending >= RX_FRAMES)
+		return;
+	if (!fz_dev_inject(&st.v->e, f, len))
+		return;
+	rx.pending[rx.npending] = (uint32_t)rx.log_used;
+	rx.pending_len[rx.npending++] = len;
+	rx.log_used += len;
 }
 
 /* --- entries ---------------------------------------------------------------------------------- */
@@ -442,6 +674,15 @@ static void link(uint8_t state)
 {
 	struct vnic_crq m;
 
+	/* what waits is handled while the link is as it was */
+	run_dev();
+	if (state == VNIC_LINK_DOWN) {
+		/* the device forgets every rx buffer, taken or not */
+		rx.head = rx.n = 0;
+		rx.link_up = false;
+	} else {
+		rx.link_up = true;
+	}
 	memset(&m, 0, sizeof(m));
 	m.first = VNIC_CRQ_CMD_RSP;
 	m.cmd = VNIC_CMD_LOGICAL_LINK_STATE;
@@ -471,6 +712,7 @@ enum { NREASONS = sizeof(reasons) / sizeof(reasons[0]) };
 
 struct ctrs {
 	uint64_t packets, lso_packets, lso_segments, drops[NREASONS], drop_mtu;
+	uint64_t rx_frames, rx_no_buffer, rx_too_big, rx_link_down;
 };
 
 /* Per configuration, as the last input left them: one counter read per input. */
@@ -490,6 +732,10 @@ static void ctrs_read(struct ctrs *c)
 		snprintf(name, sizeof(name), "tx0_drop_%s", reasons[i].name);
 		c->drops[i] = fz_dev_ctr(e, name);
 	}
+	c->rx_frames = fz_dev_ctr(e, "rx0_frames");
+	c->rx_no_buffer = fz_dev_ctr(e, "rx0_drop_no_buffer");
+	c->rx_too_big = fz_dev_ctr(e, "rx0_drop_too_big");
+	c->rx_link_down = fz_dev_ctr(e, "rx_drop_link_down");
 	vnic_cable_stats(e->cable, 0, &cs);
 	c->drop_mtu = cs.drop_mtu;
 }
@@ -523,12 +769,17 @@ static int lso_segments(const struct submitted *s, const uint8_t *src)
 	return vnic_gso_count(&in);
 }
 
-static void check_l4(const uint8_t *f, uint32_t len, struct vnic_hdrs *h)
+/*
+ * The L4 checksum is the device's, always. The IPv4 header checksum is too
+ * for segments it builds; on a checksum-offload frame it stays the
+ * driver's (the device offers no IPv4 header checksum offload).
+ */
+static void check_l4(const uint8_t *f, uint32_t len, struct vnic_hdrs *h, bool ip4_ours)
 {
 	FZ_CHECK(vnic_parse_frame(f, len, h) == VNIC_PARSE_OK);
 	FZ_CHECK(h->flags & VNIC_HDRS_F_L4);
 	FZ_CHECK(vnic_csum_l4_ok(f, h));
-	if (h->l3_proto == VNIC_ETH_P_IP)
+	if (ip4_ours && h->l3_proto == VNIC_ETH_P_IP)
 		FZ_CHECK(vnic_csum_ip4_ok(f + h->l3_off, h->l3_len));
 }
 
@@ -553,7 +804,7 @@ static void check_frames(void)
 			FZ_CHECK(n >= 1 && f + (unsigned int)n <= st.nframes);
 			for (int k = 0; k < n; k++, f++) {
 				w = st.log + st.frames[f].off;
-				check_l4(w, st.frames[f].len, &h);
+				check_l4(w, st.frames[f].len, &h, true);
 				FZ_CHECK(st.frames[f].len <= st.v->mtu + h.l2_len);
 			}
 			continue;
@@ -565,7 +816,7 @@ static void check_frames(void)
 			continue;
 		}
 		/* only the L4 checksum is the device's */
-		check_l4(w, s->len, &h);
+		check_l4(w, s->len, &h, false);
 		coff = h.l4_off + (h.l4_proto == VNIC_IPPROTO_TCP ? 16 : 6);
 		FZ_CHECK(!memcmp(w, src, coff));
 		FZ_CHECK(!memcmp(w + coff + 2, src + coff + 2, s->len - coff - 2));
@@ -592,6 +843,13 @@ static void check(const struct ctrs *a, const struct ctrs *b)
 	FZ_CHECK(b->drop_mtu == a->drop_mtu);
 	if (!st.dirty && !st.log_full)
 		check_frames();
+	/* every frame delivered or dropped as foreseen */
+	FZ_CHECK(rx.ngot == rx.nexpect);
+	FZ_CHECK(b->rx_frames - a->rx_frames == rx.nexpect);
+	FZ_CHECK(b->rx_no_buffer - a->rx_no_buffer == rx.no_buffer);
+	FZ_CHECK(b->rx_too_big - a->rx_too_big == rx.too_big);
+	FZ_CHECK(b->rx_link_down - a->rx_link_down == rx.link_down);
+	rx_check_data();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -613,20 +871,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	st.log_full = st.dirty = false;
 	st.fmap = FZ_LTB1_MAP;
 	st.foff = st.flen = 0;
+	rx.head = rx.n = rx.npending = rx.nexpect = rx.ngot = 0;
+	rx.no_buffer = rx.too_big = rx.link_down = 0;
+	rx.log_used = 0;
+	rx.link_up = true;
+	rx.posted = rx.overwritten = false;
 	a = last[v];
 
 	for (n = 0; n < MAX_RECORDS && in.left; n++) {
 		uint8_t tag = fz_u8(&in);
-		unsigned int map = (tag & 8) ? FZ_LTB2_MAP : FZ_LTB1_MAP;
+		unsigned int map = (tag & 16) ? FZ_LTB2_MAP : FZ_LTB1_MAP;
 
-		switch (tag & 7) {
+		switch (tag & 15) {
 		case 0:
 			rec_write(&in, map);
 			break;
 		case 1:
-			rec_frame(&in, map, tag & 16);
+		case 11:
+			rec_frame(&in, map, tag & 32);
 			break;
 		case 2:
+		case 10:
 			rec_desc(&in);
 			break;
 		case 3:
@@ -642,23 +907,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 5:
-			flush(tag & 8);
+		case 14:
+			flush(tag & 16);
 			break;
 		case 6:
-			FZ_CHECK(fz_dev_run(&st.v->e));
+		case 15:
+			run_dev();
 			break;
 		case 7:
 			link(VNIC_LINK_DOWN);
-			down = tag & 8;
+			down = tag & 16;
 			if (!down)
 				link(VNIC_LINK_UP);
+			break;
+		case 8:
+		case 12:
+			rec_rxadd(&in, tag & 32);
+			break;
+		default:
+			rec_inject(&in, tag & 16, tag & 32);
 			break;
 		}
 	}
 	flush(st.nb > 1);
-	FZ_CHECK(fz_dev_run(&st.v->e));
-	if (down)
+	run_dev();
+	/*
+	 * The buffers posted are forgotten, the link up: the next input finds
+	 * none (a link-down forgets what is posted then, not what comes after).
+	 */
+	if (down || rx.posted || rx.n) {
+		link(VNIC_LINK_DOWN);
 		link(VNIC_LINK_UP);
+	}
 	ctrs_read(&b);
 	check(&a, &b);
 	last[v] = b;
