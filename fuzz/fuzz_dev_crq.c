@@ -137,7 +137,7 @@ static void relocate(struct fz_dev *e, struct vnic_crq *m)
 	case VNIC_CMD_REQUEST_MAP:
 	case VNIC_CMD_REQUEST_UNMAP:
 		vnic_be32_put(&m->map.ioba, (uint32_t)(e->ltb_ioba + vnic_be32_get(&m->map.ioba) %
-								 FZ_LTB_REGION));
+									     FZ_LTB_REGION));
 		break;
 	default:
 		break;
@@ -177,9 +177,9 @@ static void rec_bringup(struct fz_dev *e, struct fz_in *in)
 	unsigned int ntx = clamp(fz_u8(in), 1, c->max_tx_queues);
 	unsigned int nrx = clamp(fz_u8(in), 1, c->max_rx_queues);
 	uint32_t lo = c->min_tx_entries > c->min_rx_add_entries ? c->min_tx_entries
-							       : c->min_rx_add_entries;
+								: c->min_rx_add_entries;
 	uint32_t hi = c->max_tx_entries < c->max_rx_add_entries ? c->max_tx_entries
-							       : c->max_rx_add_entries;
+								: c->max_rx_add_entries;
 	uint32_t entries = clamp(fz_u16(in), lo, hi);
 	uint32_t mtu = clamp(fz_u16(in), c->min_mtu, e->cfg.max_mtu);
 	uint8_t ol_off = fz_u8(in);

@@ -15,7 +15,7 @@
  *	then records, up to MAX_RECORDS, by the low 4 bits of a tag byte
  *	(tag bit 4 picks LTB 2 over LTB 1 where an LTB is named):
  *	0 WRITE	  offset (BE24), count (BE16), that many bytes into the LTB
- *	1, 11 FRAME offset (BE24), kind, payload (BE16), seed: a well-formed
+ *	1, 11 FRAME offset (BE24), kind, payload (BE16), pattern: a well-formed
  *		  frame (tag bit 5: L4 checksum left partial), "the frame"
  *	2, 10 DESC a tx descriptor for the frame: flags1, mss (BE16),
  *		  n_crq_elem (0: one plus the header descriptors that follow it),
@@ -37,7 +37,7 @@
  *		  gaps included), length the login response's plus a signed
  *		  byte (tag bit 5: a BE24 of its own)
  *	9, 13 INJECT a frame on the wire towards the device: kind, payload
- *		  (BE16), seed (tag bit 4: a count (BE16) and that many bytes
+ *		  (BE16), pattern (tag bit 4: a count (BE16) and that many bytes
  *		  instead), then (tag bit 5) an offset (BE16) and a byte to xor
  *		  there
  *
@@ -118,7 +118,7 @@ static struct {
 	uint32_t foff, flen;
 } st;
 
-/* --- rx: what the device must make of the buffers and frames it is given ------------------ */
+/* --- rx: what the device must make of the buffers and frames it is given -------------- */
 
 enum {
 	RX_BUFS = 8192,	  /* valid buffers posted and not yet used, at most two rings' worth */
@@ -152,11 +152,11 @@ static struct {
 	uint64_t no_buffer, too_big, link_down;
 	uint64_t corr;
 	bool link_up;
-	bool posted;	   /* an rx add was sent this input: the device forgets them at the end */
+	bool posted;	  /* an rx add was sent this input: the device forgets them at the end */
 	bool overwritten; /* the LTB written after a frame was delivered into it */
 } rx;
 
-/* --- what the device sends back ---------------------------------------------------------- */
+/* --- what the device sends back ------------------------------------------------------- */
 
 static void on_frame(void *ctx, const uint8_t *frame, uint32_t len)
 {
@@ -300,7 +300,8 @@ static void rx_check_data(void)
 		for (unsigned int j = i + 1; j < rx.nexpect && !later; j++)
 			later = overlap(d->ioba, d->len, rx.expect[j].ioba, rx.expect[j].len);
 		if (!later)
-			FZ_CHECK(!memcmp(e->ltb + (d->ioba - e->ltb_ioba), rx.log + d->frame, d->len));
+			FZ_CHECK(!memcmp(e->ltb + (d->ioba - e->ltb_ioba), rx.log + d->frame,
+					 d->len));
 	}
 }
 
@@ -332,7 +333,7 @@ static void setup(unsigned int i)
 	v->ready = true;
 }
 
-/* --- the driver's memory ---------------------------------------------------------------------- */
+/* --- the driver's memory -------------------------------------------------------------- */
 
 static uint32_t ltb_off(unsigned int map)
 {
@@ -359,21 +360,22 @@ static void rec_write(struct fz_in *in, unsigned int map)
 static void rec_frame(struct fz_in *in, unsigned int map, bool partial)
 {
 	uint32_t off = fz_u24(in) % ltb_len(map);
-	uint8_t kind, seed;
+	uint8_t kind, pattern;
 	uint16_t payload;
 
 	kind = fz_u8(in);
 	payload = fz_u16(in);
-	seed = fz_u8(in);
+	pattern = fz_u8(in);
 	st.fmap = map;
 	st.foff = off;
 	st.flen = fz_frame(st.v->e.ltb + ltb_off(map) + off, ltb_len(map) - off,
-			   (enum fz_frame_kind)(kind % FZ_KINDS), payload, seed, partial, NULL, NULL);
+			   (enum fz_frame_kind)(kind % FZ_KINDS), payload, pattern, partial, NULL,
+			   NULL);
 	st.dirty |= st.ncomp < st.nsub;
 	rx.overwritten |= rx.nexpect > 0;
 }
 
-/* --- rx buffers and frames ---------------------------------------------------------------------- */
+/* --- rx buffers and frames ------------------------------------------------------------ */
 
 /* Valid as the device checks a buffer when it takes it (PROTOCOL.md section 8.6). */
 static bool rx_buf_valid(uint8_t map, uint64_t ioba, uint32_t len)
@@ -397,7 +399,7 @@ static void rec_rxadd(struct fz_in *in, bool raw_len)
 
 	memset(&x, 0, sizeof(x));
 	x.rx_add.first = VNIC_SUBCRQ_VALID;
-	vnic_be64_put(&x.rx_add.correlator, 0x5eed000000000000ull | rx.corr);
+	vnic_be64_put(&x.rx_add.correlator, 0xadd0000000000000ull | rx.corr);
 	vnic_be32_put(&x.rx_add.ioba, (uint32_t)ioba);
 	x.rx_add.map_id = map;
 	vnic_be24_put(&x.rx_add.len, len & VNIC_RX_ADD_MAX_LEN);
@@ -408,7 +410,7 @@ static void rec_rxadd(struct fz_in *in, bool raw_len)
 		struct rx_buf_m *b = &rx.bufs[(rx.head + rx.n++) % RX_BUFS];
 
 		FZ_CHECK(rx.n <= RX_BUFS);
-		b->corr = 0x5eed000000000000ull | rx.corr;
+		b->corr = 0xadd0000000000000ull | rx.corr;
 		b->ioba = ioba;
 		b->len = len;
 	}
@@ -431,8 +433,8 @@ static void rec_inject(struct fz_in *in, bool raw, bool flip)
 		uint16_t payload = fz_u16(in);
 
 		len = fz_frame(f, (uint32_t)(room < 0xffffffffu ? room : 0xffffffffu),
-			       (enum fz_frame_kind)(kind % FZ_KINDS), payload, fz_u8(in), false, NULL,
-			       NULL);
+			       (enum fz_frame_kind)(kind % FZ_KINDS), payload, fz_u8(in), false,
+			       NULL, NULL);
 	}
 	if (flip) {
 		uint16_t off = fz_u16(in);
@@ -452,7 +454,7 @@ static void rec_inject(struct fz_in *in, bool raw, bool flip)
 	rx.log_used += len;
 }
 
-/* --- entries ---------------------------------------------------------------------------------- */
+/* --- entries -------------------------------------------------------------------------- */
 
 static union vnic_subcrq_entry *add_entry(void)
 {
@@ -645,7 +647,8 @@ static void flush(bool indirect)
 	} else {
 		/* more than the array holds: the hv refuses the count before reading it */
 		memcpy(e->ind, st.batch,
-		       (size_t)(n < VNIC_MAX_IND_DESCS ? n : VNIC_MAX_IND_DESCS) * sizeof(st.batch[0]));
+		       (size_t)(n < VNIC_MAX_IND_DESCS ? n : VNIC_MAX_IND_DESCS) *
+			       sizeof(st.batch[0]));
 		rc = vnic_hv_send_subcrq_indirect(e->hv, VNIC_HV_CLIENT, e->txsubm[0], e->ind_ioba,
 						  n);
 	}
@@ -690,21 +693,29 @@ static void link(uint8_t state)
 	FZ_CHECK(fz_dev_cmd(&st.v->e, &m) == VNIC_RC_SUCCESS);
 }
 
-/* --- the checks ---------------------------------------------------------------------------------- */
+/* --- the checks ----------------------------------------------------------------------- */
 
 /* Per drop reason (device.h, txN_drop_<reason>): the rc docs/PROTOCOL.md section 3 gives it. */
 static const struct {
 	const char *name;
 	uint8_t rc;
 } reasons[] = {
-	{"bad_type", VNIC_RC_PARAMETER},	 {"bad_n_sge", VNIC_RC_PARAMETER},
-	{"bad_n_elem", VNIC_RC_PARAMETER},	 {"hdrs_incomplete", VNIC_RC_PARAMETER},
-	{"bad_hdr_desc", VNIC_RC_PARAMETER},	 {"bad_flags", VNIC_RC_PARAMETER},
-	{"unsupported", VNIC_RC_UNSUPPORTEDOPTION}, {"bad_mss", VNIC_RC_PARAMETER},
-	{"bad_map_id", VNIC_RC_INVALIDIOBA},	 {"bad_ioba", VNIC_RC_INVALIDIOBA},
-	{"bad_len", VNIC_RC_INVALIDLENGTH},	 {"len_past_ltb", VNIC_RC_INVALIDLENGTH},
-	{"bad_headers", VNIC_RC_PARAMETER},	 {"hdr_len_mismatch", VNIC_RC_PARAMETER},
-	{"missing_hdrs", VNIC_RC_PARAMETER},	 {"gso_failed", VNIC_RC_PARAMETER},
+	{"bad_type", VNIC_RC_PARAMETER},
+	{"bad_n_sge", VNIC_RC_PARAMETER},
+	{"bad_n_elem", VNIC_RC_PARAMETER},
+	{"hdrs_incomplete", VNIC_RC_PARAMETER},
+	{"bad_hdr_desc", VNIC_RC_PARAMETER},
+	{"bad_flags", VNIC_RC_PARAMETER},
+	{"unsupported", VNIC_RC_UNSUPPORTEDOPTION},
+	{"bad_mss", VNIC_RC_PARAMETER},
+	{"bad_map_id", VNIC_RC_INVALIDIOBA},
+	{"bad_ioba", VNIC_RC_INVALIDIOBA},
+	{"bad_len", VNIC_RC_INVALIDLENGTH},
+	{"len_past_ltb", VNIC_RC_INVALIDLENGTH},
+	{"bad_headers", VNIC_RC_PARAMETER},
+	{"hdr_len_mismatch", VNIC_RC_PARAMETER},
+	{"missing_hdrs", VNIC_RC_PARAMETER},
+	{"gso_failed", VNIC_RC_PARAMETER},
 	{"link_down", VNIC_RC_ABORTED},
 };
 

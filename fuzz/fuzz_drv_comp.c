@@ -17,7 +17,7 @@
  *		and two rx queues; orphan reclaim and the exact header mask
  *	then records, up to MAX_RECORDS, by the low 3 bits of a tag byte:
  *	0 XMIT	   queue, kind (bits 0-2 enum fz_frame_kind, 3 partial checksum,
- *		   4 GSO, 5 xmit_more, 6 patches follow), payload (BE16), seed,
+ *		   4 GSO, 5 xmit_more, 6 patches follow), payload (BE16), pattern,
  *		   GSO size (BE16, with bit 4), then (bit 6) a count and that many
  *		   (offset BE16, value) patches of the frame
  *	1 RUN	   the driver's cpu runs
@@ -28,7 +28,7 @@
  *		   up is rc & 0x1f, anything else success
  *	3 RXCOMP   queue, selector (as for TXCOMP, a raw correlator is BE64),
  *		   flags, offset (byte; tag bit 3: BE16), a frame (kind, payload
- *		   BE16, seed) written at that offset of the buffer, as far as
+ *		   BE16, pattern) written at that offset of the buffer, as far as
  *		   it holds it, the length field that frame's (tag bit 4: plus a
  *		   signed BE16), rc (as for TXCOMP), VLAN TCI (BE16)
  *	4 TIMER	   the tx completion pollers' timers fire now (tx-reclaim=lazy)
@@ -98,8 +98,8 @@ static void setup(unsigned int v)
 	/* rings as small as the driver's: a bring-up allocates them */
 	d->fdev.max_entries = 64;
 	if (v == 1) {
-		uint8_t all = VNIC_DESC_REQ_HDRS | VNIC_DESC_REQ_L2 | VNIC_DESC_REQ_L3 |
-			      VNIC_DESC_REQ_L4;
+		uint8_t all =
+			VNIC_DESC_REQ_HDRS | VNIC_DESC_REQ_L2 | VNIC_DESC_REQ_L3 | VNIC_DESC_REQ_L4;
 
 		d->fdev.desc_req = vnic_desc_req_make(all, all, all);
 	} else if (v == 3) {
@@ -117,13 +117,13 @@ static void rec_xmit(struct fz_drv *d, struct fz_in *in)
 {
 	const struct vnic_netdev *nd = vnic_drv_netdev(d->drv);
 	unsigned int q = fz_u8(in) % (nd->num_tx_queues ? nd->num_tx_queues : 1);
-	uint8_t kind = fz_u8(in), seed, n = 0;
+	uint8_t kind = fz_u8(in), pattern, n = 0;
 	enum fz_frame_kind k = (enum fz_frame_kind)((kind & 7) % FZ_KINDS);
 	uint16_t payload = fz_u16(in), gso_size = 0, l4_off, csum_off;
 	struct vnic_pkt *pkt;
 	uint32_t len;
 
-	seed = fz_u8(in);
+	pattern = fz_u8(in);
 	if (kind & 16)
 		gso_size = fz_u16(in);
 	if (kind & 64)
@@ -131,7 +131,7 @@ static void rec_xmit(struct fz_drv *d, struct fz_in *in)
 	pkt = vnic_pkt_alloc(&d->pool);
 	if (!pkt)
 		return;
-	len = fz_frame(pkt->data, vnic_pkt_tailroom(pkt), k, payload, seed, kind & 8, &l4_off,
+	len = fz_frame(pkt->data, vnic_pkt_tailroom(pkt), k, payload, pattern, kind & 8, &l4_off,
 		       &csum_off);
 	for (unsigned int i = 0; i < n && len; i++) {
 		uint16_t off = fz_u16(in);
@@ -148,13 +148,13 @@ static void rec_xmit(struct fz_drv *d, struct fz_in *in)
 		pkt->csum_start = l4_off;
 		pkt->csum_offset = csum_off;
 	}
-	if ((kind & 16) && (k == FZ_TCP4 || k == FZ_TCP6 || k == FZ_TCP4_VLAN || k == FZ_UDP4 ||
-			    k == FZ_UDP6)) {
+	if ((kind & 16) &&
+	    (k == FZ_TCP4 || k == FZ_TCP6 || k == FZ_TCP4_VLAN || k == FZ_UDP4 || k == FZ_UDP6)) {
 		/* a host sends GSO only with the checksum left partial */
 		pkt->ip_summed = VNIC_CSUM_PARTIAL;
 		pkt->csum_start = l4_off;
 		pkt->csum_offset = csum_off;
-		pkt->gso_type = k == FZ_TCP6		      ? VNIC_GSO_TCPV6
+		pkt->gso_type = k == FZ_TCP6			 ? VNIC_GSO_TCPV6
 				: (k == FZ_UDP4 || k == FZ_UDP6) ? VNIC_GSO_UDP_L4
 								 : VNIC_GSO_TCPV4;
 		pkt->gso_size = gso_size;
@@ -200,7 +200,7 @@ static void rec_rxcomp(struct fz_drv *d, struct fz_in *in, uint8_t tag)
 	static uint8_t frame[VNIC_PKT_MAX_LEN];
 	struct fz_fdev *f = &d->fdev;
 	unsigned int q = f->nrx ? fz_u8(in) % f->nrx : 0;
-	uint8_t sel = fz_u8(in), kind, seed;
+	uint8_t sel = fz_u8(in), kind, pattern;
 	struct fz_rxb buf, *b = NULL;
 	union vnic_subcrq_entry e;
 	uint32_t off, len, i;
@@ -227,9 +227,9 @@ static void rec_rxcomp(struct fz_drv *d, struct fz_in *in, uint8_t tag)
 	off = (tag & 8) ? fz_u16(in) : fz_u8(in);
 	kind = fz_u8(in);
 	payload = fz_u16(in);
-	seed = fz_u8(in);
-	len = fz_frame(frame, sizeof(frame), (enum fz_frame_kind)(kind % FZ_KINDS), payload, seed,
-		       false, NULL, NULL);
+	pattern = fz_u8(in);
+	len = fz_frame(frame, sizeof(frame), (enum fz_frame_kind)(kind % FZ_KINDS), payload,
+		       pattern, false, NULL, NULL);
 	if (b && off < b->len) {
 		/* the device writes only inside the buffer the driver posted */
 		uint8_t *mem = vnic_hv_dma_translate(d->hv, b->ioba, b->len);
@@ -270,7 +270,8 @@ static void complete_all(struct fz_drv *d, uint16_t rc)
 			memset(&e, 0, sizeof(e));
 			e.tx_comp.first = VNIC_SUBCRQ_VALID;
 			while (n < VNIC_TX_COMP_MAX && f->txd_n[q]) {
-				vnic_be32_put(&e.tx_comp.correlators[n], fz_fdev_txd(f, q, 0)->corr);
+				vnic_be32_put(&e.tx_comp.correlators[n],
+					      fz_fdev_txd(f, q, 0)->corr);
 				vnic_be16_put(&e.tx_comp.rcs[n], rc);
 				fz_fdev_txd_drop(f, q, 0);
 				n++;

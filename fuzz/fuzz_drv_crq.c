@@ -62,7 +62,7 @@ static void offer(struct fz_fdev *f, uint8_t b0, uint8_t b1)
 {
 	static const uint64_t entries[4] = {16, 64, 256, 1024};
 	static const uint64_t mtus[4] = {576, 1500, 9000, 65535};
-	static const uint64_t mss[16] = {0,   1,   64,	 68,   200,  224,  536,	 1000,
+	static const uint64_t mss[16] = {0,    1,    64,   68,	 200,  224,  536,   1000,
 					 1400, 1460, 1500, 2000, 8000, 9000, 32768, 65535};
 
 	f->max_tx_queues = 1 + ((b0 >> 1) & 3);
@@ -80,8 +80,8 @@ static void check_open(struct fz_drv *d, int rc)
 	const struct vnic_netdev *nd;
 
 	/* driver.h: what open may answer; a timeout means it was left waiting */
-	FZ_CHECK(rc == 0 || rc == -EPROTO || rc == -EINVAL || rc == -ENOMEM ||
-		 rc == -ECONNRESET || rc == -EIO);
+	FZ_CHECK(rc == 0 || rc == -EPROTO || rc == -EINVAL || rc == -ENOMEM || rc == -ECONNRESET ||
+		 rc == -EIO);
 	if (rc)
 		return;
 	FZ_CHECK(vnic_drv_is_open(d->drv));

@@ -7,7 +7,7 @@
  *	bytes 0-11  the vnet header as read (little-endian fields)
  *	byte 12	    bit 0 hash with an RSS key, bit 1 a template frame
  *	then either the frame, or (bit 1) a template: kind (byte), payload
- *	length (BE16), seed (byte), partial L4 checksum (byte, bit 0), and the
+ *	length (BE16), pattern (byte), partial L4 checksum (byte, bit 0), and the
  *	rest as (offset BE16, value) patches of the frame's bytes.
  *
  * The frame sits in a heap block of exactly its length. Checked: the answer
@@ -71,11 +71,11 @@ static uint8_t *frame_of(struct fz_in *in, bool tmpl, uint32_t *len)
 	if (tmpl) {
 		uint8_t kind = fz_u8(in);
 		uint16_t payload = fz_u16(in);
-		uint8_t seed = fz_u8(in);
+		uint8_t pattern = fz_u8(in);
 		bool partial = fz_u8(in) & 1;
 
 		*len = fz_frame(buf, sizeof(buf), (enum fz_frame_kind)(kind % FZ_KINDS), payload,
-				seed, partial, NULL, NULL);
+				pattern, partial, NULL, NULL);
 		while (in->left >= 3 && *len) {
 			uint16_t off = fz_u16(in);
 			uint8_t v = fz_u8(in);
@@ -113,8 +113,7 @@ static void check_segments(const struct vnic_pkt *pkt)
 	}
 }
 
-static void check_accepted(const struct vnic_vnet_hdr *h, struct vnic_pkt *pkt,
-			   const uint8_t *orig)
+static void check_accepted(const struct vnic_vnet_hdr *h, struct vnic_pkt *pkt, const uint8_t *orig)
 {
 	bool needs = h->flags & VNIC_VNET_F_NEEDS_CSUM;
 	uint32_t l4 = (uint32_t)pkt->l2_len + pkt->l3_len;
@@ -149,7 +148,7 @@ static void check_accepted(const struct vnic_vnet_hdr *h, struct vnic_pkt *pkt,
 		FZ_CHECK(pkt->gso_size > 0 && pkt->gso_segs >= 2);
 		FZ_CHECK(vnic_gso_count(pkt) == pkt->gso_segs);
 		FZ_CHECK((pkt->gso_type & VNIC_GSO_UDP_L4) ? pkt->l4_proto == VNIC_IPPROTO_UDP
-							    : pkt->l4_proto == VNIC_IPPROTO_TCP);
+							   : pkt->l4_proto == VNIC_IPPROTO_TCP);
 		check_segments(pkt);
 	}
 

@@ -14,10 +14,10 @@
 #endif
 #ifdef FZ_ASAN
 #include <sanitizer/asan_interface.h>
-#define fz_poison(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define fz_poison(p, n)	  ASAN_POISON_MEMORY_REGION(p, n)
 #define fz_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
 #else
-#define fz_poison(p, n) ((void)(p), (void)(n))
+#define fz_poison(p, n)	  ((void)(p), (void)(n))
 #define fz_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
@@ -64,7 +64,7 @@ size_t fz_bytes(struct fz_in *in, void *dst, size_t n)
 	return real;
 }
 
-/* --- cpus ------------------------------------------------------------------------------ */
+/* --- cpus ----------------------------------------------------------------------------- */
 
 static bool name_has_prefix(const struct vnic_poller *p, const char *prefix)
 {
@@ -109,14 +109,14 @@ bool fz_run(struct vnic_cpu **cpus, unsigned int n, bool (*idle)(void *ctx), voi
 	return false;
 }
 
-/* --- frames ---------------------------------------------------------------------------- */
+/* --- frames --------------------------------------------------------------------------- */
 
 /*
- * Payload byte i of pattern seed is seed + 7i (mod 256). 7 is odd, so that
- * is 7 * (183 * seed + i) (183 = 7^-1 mod 256): a window of one table, one
- * memcpy instead of a loop the fuzzer's instrumentation would trace per byte.
+ * Payload byte i of pattern p is p + 7i (mod 256). 7 is odd, so that is
+ * 7 * (183 * p + i) (183 = 7^-1 mod 256): a window of one table, one memcpy
+ * instead of a loop the fuzzer's instrumentation would trace per byte.
  */
-static const uint8_t *pattern(uint8_t seed)
+static const uint8_t *payload_bytes(uint8_t p)
 {
 	static uint8_t tab[256 + VNIC_PKT_MAX_LEN];
 	static bool ready;
@@ -126,7 +126,7 @@ static const uint8_t *pattern(uint8_t seed)
 			tab[i] = (uint8_t)(7 * i);
 		ready = true;
 	}
-	return tab + (uint8_t)(183 * seed);
+	return tab + (uint8_t)(183 * p);
 }
 
 static void put16(uint8_t *p, uint16_t v)
@@ -136,7 +136,7 @@ static void put16(uint8_t *p, uint16_t v)
 }
 
 uint32_t fz_frame(uint8_t *buf, uint32_t cap, enum fz_frame_kind k, uint32_t payload,
-		  uint8_t seed, bool partial, uint16_t *l4_off, uint16_t *csum_off)
+		  uint8_t pattern, bool partial, uint16_t *l4_off, uint16_t *csum_off)
 {
 	static const uint8_t mac[12] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
 	bool v6 = k == FZ_TCP6 || k == FZ_UDP6;
@@ -155,7 +155,7 @@ uint32_t fz_frame(uint8_t *buf, uint32_t cap, enum fz_frame_kind k, uint32_t pay
 	memcpy(buf, mac, sizeof(mac));
 	if (l2 == 18) {
 		put16(buf + 12, VNIC_ETH_P_8021Q);
-		put16(buf + 14, (uint16_t)(100 + seed));
+		put16(buf + 14, (uint16_t)(100 + pattern));
 	}
 	put16(buf + l2 - 2, v6 ? VNIC_ETH_P_IPV6 : VNIC_ETH_P_IP);
 	if (v6) {
@@ -170,7 +170,7 @@ uint32_t fz_frame(uint8_t *buf, uint32_t cap, enum fz_frame_kind k, uint32_t pay
 	} else {
 		ip[0] = 0x45;
 		put16(ip + 2, (uint16_t)(l3 + l4 + payload));
-		put16(ip + 4, seed);
+		put16(ip + 4, pattern);
 		put16(ip + 6, 0x4000); /* DF */
 		ip[8] = 64;
 		ip[9] = proto;
@@ -182,21 +182,21 @@ uint32_t fz_frame(uint8_t *buf, uint32_t cap, enum fz_frame_kind k, uint32_t pay
 	}
 	if (icmp) {
 		th[0] = 8; /* echo request */
-		put16(th + 4, seed);
+		put16(th + 4, pattern);
 	} else {
-		put16(th, (uint16_t)(1000 + seed));
+		put16(th, (uint16_t)(1000 + pattern));
 		put16(th + 2, 2000);
 	}
 	if (udp) {
 		put16(th + 4, (uint16_t)(l4 + payload));
 	} else if (!icmp) {
-		th[4] = seed;
-		th[11] = 1;	/* ack */
+		th[4] = pattern;
+		th[11] = 1;    /* ack */
 		th[12] = 0x50; /* data offset 5 */
 		th[13] = VNIC_TCP_ACK | VNIC_TCP_PSH;
 		put16(th + 14, 0xffff);
 	}
-	memcpy(th + l4, pattern(seed), payload);
+	memcpy(th + l4, payload_bytes(pattern), payload);
 	if (l4_off)
 		*l4_off = (uint16_t)(l2 + l3);
 	if (csum_off)
@@ -219,7 +219,7 @@ uint32_t fz_frame(uint8_t *buf, uint32_t cap, enum fz_frame_kind k, uint32_t pay
 	return len;
 }
 
-/* --- the device and a fake driver --------------------------------------------------------- */
+/* --- the device and a fake driver ----------------------------------------------------- */
 
 /* An exact-size heap block: AddressSanitizer reports a read one byte past it. */
 static uint8_t *map_region(struct vnic_hv *hv, size_t size, uint64_t *ioba)
@@ -241,8 +241,7 @@ void fz_dev_take_crq(struct fz_dev *e)
 			e->on_crq(e->cb_ctx, &m);
 		if (m.first == VNIC_CRQ_INIT_CMD && m.init.type == VNIC_CRQ_INIT_COMPLETE) {
 			e->init_completes++;
-		} else if (m.first == VNIC_CRQ_CMD_RSP &&
-			   m.cmd == VNIC_CMD_LINK_STATE_INDICATION) {
+		} else if (m.first == VNIC_CRQ_CMD_RSP && m.cmd == VNIC_CMD_LINK_STATE_INDICATION) {
 			e->link_inds++;
 		} else if (m.first == VNIC_CRQ_CMD_RSP && (m.cmd & VNIC_CMD_RSP)) {
 			e->rsp++;
@@ -296,8 +295,7 @@ bool fz_dev_run(struct fz_dev *e)
 	return fz_run(cpus, 1, dev_idle, e, 100000);
 }
 
-void fz_dev_create(struct fz_dev *e, const struct vnic_dev_config *cfg, uint32_t mtu,
-		   bool poison)
+void fz_dev_create(struct fz_dev *e, const struct vnic_dev_config *cfg, uint32_t mtu, bool poison)
 {
 	struct vnic_cable_cfg cc;
 	unsigned int i;
@@ -524,7 +522,7 @@ uint64_t fz_dev_ctr(const struct fz_dev *e, const char *name)
 	__builtin_trap();
 }
 
-/* --- the driver and a fake device ----------------------------------------------------------- */
+/* --- the driver and a fake device ----------------------------------------------------- */
 
 static void fdev_irq(void *ctx)
 {
@@ -654,7 +652,7 @@ long fz_fdev_rxcomp(struct fz_fdev *f, unsigned int q, const union vnic_subcrq_e
 	return vnic_hv_send_subcrq(f->hv, VNIC_HV_SERVER, f->rxcomp[q], e);
 }
 
-/* --- what a correct device answers ------------------------------------------------------------ */
+/* --- what a correct device answers ---------------------------------------------------- */
 
 /* A buffer a command made the device DMA-write (the script may change it). */
 struct fdev_buf {
@@ -845,7 +843,8 @@ static uint8_t login(struct fz_fdev *f, struct vnic_crq *r, struct fdev_buf *buf
 	vnic_be32_put(&rb->off_rxadd_subcrqs, (uint32_t)(sizeof(*rb) + 4 * ntx));
 	vnic_be32_put(&rb->rx_buf_size, rx_buf_size(f));
 	for (i = 0; i < ntx; i++)
-		vnic_be32_put((struct vnic_be32 *)(out + sizeof(*rb) + 4 * i), f->txsubm[i]->handle);
+		vnic_be32_put((struct vnic_be32 *)(out + sizeof(*rb) + 4 * i),
+			      f->txsubm[i]->handle);
 	for (i = 0; i < nrx; i++)
 		vnic_be32_put((struct vnic_be32 *)(out + sizeof(*rb) + 4 * (ntx + i)),
 			      f->rxadd[i]->handle);
@@ -1096,7 +1095,7 @@ void fz_fdev_script(struct fz_fdev *f, const uint8_t *p, size_t n)
 	f->finishing = false;
 }
 
-/* --- a driver with the fake device and a host ------------------------------------------------ */
+/* --- a driver with the fake device and a host ----------------------------------------- */
 
 static void host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned int n)
 {
@@ -1108,8 +1107,7 @@ static void host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsig
 
 		/* what a host may rely on: a frame inside its buffer */
 		FZ_CHECK(p->len >= VNIC_ETH_HLEN);
-		FZ_CHECK(p->data >= p->head &&
-			 (size_t)(p->data - p->head) + p->len <= p->buf_size);
+		FZ_CHECK(p->data >= p->head && (size_t)(p->data - p->head) + p->len <= p->buf_size);
 		if (p->gso_type && p->gso_segs > 1)
 			h->rx_aggregates++;
 		h->rx_pkts++;
@@ -1117,8 +1115,7 @@ static void host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsig
 	}
 }
 
-static void host_tx_done(void *ctx, unsigned int queue, uint32_t cookie, uint32_t bytes,
-			 int status)
+static void host_tx_done(void *ctx, unsigned int queue, uint32_t cookie, uint32_t bytes, int status)
 {
 	struct fz_host *h = ctx;
 

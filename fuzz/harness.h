@@ -17,7 +17,7 @@
  * Nothing here is the product: it is built from the layers' public headers
  * only, so what the fuzzers find is what a real partner could do. Setup
  * failures trap (they are harness bugs, never findings). Used by the
- * targets, the replay driver (replay.c) and mkseeds.c; no cmocka, so the
+ * targets, the replay driver (replay.c) and mkcorpus.c; no cmocka, so the
  * same code runs under libFuzzer.
  */
 #ifndef VNIC_FUZZ_HARNESS_H
@@ -86,14 +86,15 @@ enum fz_frame_kind {
 };
 
 /*
- * A well-formed frame of kind k with payload bytes of pattern seed, into
+ * A well-formed frame of kind k whose payload starts with byte pattern and
+ * counts up by 7 (pattern also varies ports, IDs and sequence numbers), into
  * buf (cap bytes): IP and L4 checksums complete, or with partial set the L4
  * field holds the pseudo-header sum (CHECKSUM_PARTIAL). Returns its length,
  * 0 if it does not fit. l4_off gets where L4 starts, csum_off the offset of
  * the L4 checksum field from there.
  */
 uint32_t fz_frame(uint8_t *buf, uint32_t cap, enum fz_frame_kind k, uint32_t payload,
-		  uint8_t seed, bool partial, uint16_t *l4_off, uint16_t *csum_off);
+		  uint8_t pattern, bool partial, uint16_t *l4_off, uint16_t *csum_off);
 
 /* --- the device and a fake driver (fz_dev) ------------------------------------------ */
 
@@ -119,7 +120,7 @@ enum {
 	FZ_LTB1_MAP = 1,
 	FZ_LTB2_MAP = 2,
 	FZ_IND_SIZE = VNIC_MAX_IND_DESCS * VNIC_SUBCRQ_ENTRY_SIZE,
-	FZ_DEV_RINGS = 4,	 /* completion rings of each kind the fake driver registers */
+	FZ_DEV_RINGS = 4, /* completion rings of each kind the fake driver registers */
 	FZ_DEV_COMP_ENTRIES = 256,
 };
 
@@ -162,8 +163,7 @@ struct fz_dev {
  * memory mapped, its completion rings registered. poison: mark the LTB gap
  * and tail unreadable (only where nothing may legitimately read them).
  */
-void fz_dev_create(struct fz_dev *e, const struct vnic_dev_config *cfg, uint32_t mtu,
-		   bool poison);
+void fz_dev_create(struct fz_dev *e, const struct vnic_dev_config *cfg, uint32_t mtu, bool poison);
 void fz_dev_destroy(struct fz_dev *e);
 /* Runs the device, draining the wire and the completion rings, until idle. */
 bool fz_dev_run(struct fz_dev *e);
@@ -303,8 +303,8 @@ enum {
 struct fz_host {
 	uint64_t rx_pkts, rx_aggregates;
 	uint64_t tx_wakes;
-	uint32_t ncookies;	 /* packets xmit took this input */
-	uint32_t in_flight;	 /* of those, not yet told tx_done */
+	uint32_t ncookies;  /* packets xmit took this input */
+	uint32_t in_flight; /* of those, not yet told tx_done */
 	uint32_t len[FZ_COOKIES];
 	uint8_t state[FZ_COOKIES]; /* FZ_PKT_* */
 };

@@ -7,7 +7,7 @@
  * superpacket, a login with hostile offsets, and so on. Each input's layout
  * is the one its target's comment describes.
  *
- *	build/fuzz/fuzz_mkseeds fuzz/corpus
+ *	build/fuzz/fuzz_mkcorpus fuzz/corpus
  *
  * rewrites them (and nothing else: inputs the fuzzers found and someone kept
  * stay). Not run by the tests; fuzz_replay_<name> replays what it wrote.
@@ -20,54 +20,54 @@
 
 #include "harness.h"
 
-struct seed {
+struct input {
 	uint8_t b[16384];
 	size_t n;
 };
 
-static void u8(struct seed *s, uint8_t v)
+static void u8(struct input *s, uint8_t v)
 {
 	if (s->n < sizeof(s->b))
 		s->b[s->n++] = v;
 }
 
-static void be16(struct seed *s, uint16_t v)
+static void be16(struct input *s, uint16_t v)
 {
 	u8(s, (uint8_t)(v >> 8));
 	u8(s, (uint8_t)v);
 }
 
-static void be24(struct seed *s, uint32_t v)
+static void be24(struct input *s, uint32_t v)
 {
 	u8(s, (uint8_t)(v >> 16));
 	be16(s, (uint16_t)v);
 }
 
-static void be32(struct seed *s, uint32_t v)
+static void be32(struct input *s, uint32_t v)
 {
 	be16(s, (uint16_t)(v >> 16));
 	be16(s, (uint16_t)v);
 }
 
-static void be64(struct seed *s, uint64_t v)
+static void be64(struct input *s, uint64_t v)
 {
 	be32(s, (uint32_t)(v >> 32));
 	be32(s, (uint32_t)v);
 }
 
-static void le16(struct seed *s, uint16_t v)
+static void le16(struct input *s, uint16_t v)
 {
 	u8(s, (uint8_t)v);
 	u8(s, (uint8_t)(v >> 8));
 }
 
-static void bytes(struct seed *s, const void *p, size_t n)
+static void bytes(struct input *s, const void *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		u8(s, ((const uint8_t *)p)[i]);
 }
 
-static void zeros(struct seed *s, size_t n)
+static void zeros(struct input *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		u8(s, 0);
@@ -75,7 +75,7 @@ static void zeros(struct seed *s, size_t n)
 
 static const char *root;
 
-static void save(const char *target, const char *name, const struct seed *s)
+static void save(const char *target, const char *name, const struct input *s)
 {
 	char path[4096];
 	FILE *f;
@@ -93,10 +93,10 @@ static void save(const char *target, const char *name, const struct seed *s)
 	}
 }
 
-/* --- tap_vnet ------------------------------------------------------------------------------- */
+/* --- tap_vnet ------------------------------------------------------------------------- */
 
 /* The vnet header (little-endian), the option byte, a template frame. */
-static void vnet(struct seed *s, uint8_t flags, uint8_t gso, uint16_t hdr_len, uint16_t gso_size,
+static void vnet(struct input *s, uint8_t flags, uint8_t gso, uint16_t hdr_len, uint16_t gso_size,
 		 uint16_t start, uint16_t off, uint8_t opt)
 {
 	s->n = 0;
@@ -110,17 +110,18 @@ static void vnet(struct seed *s, uint8_t flags, uint8_t gso, uint16_t hdr_len, u
 	u8(s, opt);
 }
 
-static void tmpl(struct seed *s, enum fz_frame_kind k, uint16_t payload, uint8_t seed, bool partial)
+static void tmpl(struct input *s, enum fz_frame_kind k, uint16_t payload, uint8_t pattern,
+		 bool partial)
 {
 	u8(s, (uint8_t)k);
 	be16(s, payload);
-	u8(s, seed);
+	u8(s, pattern);
 	u8(s, partial);
 }
 
-static void seeds_tap_vnet(void)
+static void corpus_tap_vnet(void)
 {
-	struct seed s;
+	struct input s;
 	uint8_t frame[2048];
 	uint32_t len;
 
@@ -187,9 +188,9 @@ static void seeds_tap_vnet(void)
 	save("tap_vnet", "bad_runt", &s);
 }
 
-/* --- dev_crq -------------------------------------------------------------------------------- */
+/* --- dev_crq -------------------------------------------------------------------------- */
 
-static void msg(struct seed *s, uint8_t tag, uint8_t first, uint8_t cmd, const uint8_t *rest,
+static void msg(struct input *s, uint8_t tag, uint8_t first, uint8_t cmd, const uint8_t *rest,
 		size_t n)
 {
 	u8(s, tag);
@@ -199,7 +200,7 @@ static void msg(struct seed *s, uint8_t tag, uint8_t first, uint8_t cmd, const u
 	zeros(s, 14 - n);
 }
 
-static void cap_msg(struct seed *s, uint8_t cmd, uint16_t cap, uint64_t num)
+static void cap_msg(struct input *s, uint8_t cmd, uint16_t cap, uint64_t num)
 {
 	uint8_t r[10] = {(uint8_t)(cap >> 8), (uint8_t)cap};
 
@@ -209,7 +210,7 @@ static void cap_msg(struct seed *s, uint8_t cmd, uint16_t cap, uint64_t num)
 }
 
 /* A message with a 16-bit length @2 and a 64-bit ioba @4, relocated into the control page. */
-static void ioba_msg(struct seed *s, uint8_t cmd, uint16_t len, uint64_t off)
+static void ioba_msg(struct input *s, uint8_t cmd, uint16_t len, uint64_t off)
 {
 	uint8_t r[10] = {(uint8_t)(len >> 8), (uint8_t)len};
 
@@ -218,16 +219,23 @@ static void ioba_msg(struct seed *s, uint8_t cmd, uint16_t len, uint64_t off)
 	msg(s, 8, VNIC_CRQ_CMD_RSP, cmd, r, sizeof(r));
 }
 
-static void map_msg(struct seed *s, uint8_t cmd, uint8_t id, uint32_t len, uint32_t off)
+static void map_msg(struct input *s, uint8_t cmd, uint8_t id, uint32_t len, uint32_t off)
 {
-	uint8_t r[10] = {id, 0, (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
-			 (uint8_t)len, (uint8_t)(off >> 24), (uint8_t)(off >> 16),
-			 (uint8_t)(off >> 8), (uint8_t)off};
+	uint8_t r[10] = {id,
+			 0,
+			 (uint8_t)(len >> 24),
+			 (uint8_t)(len >> 16),
+			 (uint8_t)(len >> 8),
+			 (uint8_t)len,
+			 (uint8_t)(off >> 24),
+			 (uint8_t)(off >> 16),
+			 (uint8_t)(off >> 8),
+			 (uint8_t)off};
 
 	msg(s, 8, VNIC_CRQ_CMD_RSP, cmd, r, sizeof(r));
 }
 
-static void bringup_msgs(struct seed *s, unsigned int ntx, unsigned int nrx, bool login, bool link)
+static void bringup_msgs(struct input *s, unsigned int ntx, unsigned int nrx, bool login, bool link)
 {
 	uint8_t v1[2] = {0, 1}, up = VNIC_LINK_UP;
 
@@ -259,7 +267,7 @@ static void bringup_msgs(struct seed *s, unsigned int ntx, unsigned int nrx, boo
 	u8(s, 4);
 }
 
-static void bringup_rec(struct seed *s, uint8_t ntx, uint8_t nrx, uint16_t entries, uint16_t mtu)
+static void bringup_rec(struct input *s, uint8_t ntx, uint8_t nrx, uint16_t entries, uint16_t mtu)
 {
 	u8(s, 3);
 	u8(s, ntx);
@@ -269,11 +277,11 @@ static void bringup_rec(struct seed *s, uint8_t ntx, uint8_t nrx, uint16_t entri
 	u8(s, 0);
 }
 
-static void seeds_dev_crq(void)
+static void corpus_dev_crq(void)
 {
 	uint8_t down = VNIC_LINK_DOWN, query = VNIC_LINK_QUERY, v0[2] = {0, 0};
 	uint8_t mcast[6] = {1, 0, 0x5e, 0, 0, 1}, mac[6] = {2, 0, 0, 0, 0, 9};
-	struct seed s;
+	struct input s;
 
 	s.n = 0;
 	u8(&s, 0);
@@ -395,9 +403,9 @@ static void seeds_dev_crq(void)
 	save("dev_crq", "offload_not_offered", &s);
 }
 
-/* --- dev_subcrq ------------------------------------------------------------------------------ */
+/* --- dev_subcrq ----------------------------------------------------------------------- */
 
-static void d_frame(struct seed *s, bool ltb2, uint32_t off, enum fz_frame_kind k,
+static void d_frame(struct input *s, bool ltb2, uint32_t off, enum fz_frame_kind k,
 		    uint16_t payload, bool partial)
 {
 	u8(s, (uint8_t)(1 | (ltb2 ? 16 : 0) | (partial ? 32 : 0)));
@@ -407,7 +415,7 @@ static void d_frame(struct seed *s, bool ltb2, uint32_t off, enum fz_frame_kind 
 	u8(s, (uint8_t)(off + payload));
 }
 
-static void d_desc(struct seed *s, uint8_t flags1, uint16_t mss, uint8_t nelem)
+static void d_desc(struct input *s, uint8_t flags1, uint16_t mss, uint8_t nelem)
 {
 	u8(s, 2);
 	u8(s, flags1);
@@ -416,7 +424,7 @@ static void d_desc(struct seed *s, uint8_t flags1, uint16_t mss, uint8_t nelem)
 	u8(s, 0);
 }
 
-static void d_hdrs(struct seed *s, uint8_t flag, uint8_t change, uint8_t val)
+static void d_hdrs(struct input *s, uint8_t flag, uint8_t change, uint8_t val)
 {
 	u8(s, 3);
 	u8(s, flag);
@@ -443,7 +451,7 @@ enum {
 	INJECT_FLIP = 9 | 32,
 };
 
-static void d_rxadd(struct seed *s, uint8_t map, uint32_t off, int8_t delta)
+static void d_rxadd(struct input *s, uint8_t map, uint32_t off, int8_t delta)
 {
 	u8(s, RXADD);
 	u8(s, map);
@@ -451,7 +459,7 @@ static void d_rxadd(struct seed *s, uint8_t map, uint32_t off, int8_t delta)
 	u8(s, (uint8_t)delta);
 }
 
-static void d_inject(struct seed *s, enum fz_frame_kind k, uint16_t payload)
+static void d_inject(struct input *s, enum fz_frame_kind k, uint16_t payload)
 {
 	u8(s, INJECT);
 	u8(s, (uint8_t)k);
@@ -459,9 +467,9 @@ static void d_inject(struct seed *s, enum fz_frame_kind k, uint16_t payload)
 	u8(s, (uint8_t)payload);
 }
 
-static void seeds_dev_subcrq(void)
+static void corpus_dev_subcrq(void)
 {
-	struct seed s;
+	struct input s;
 
 	s.n = 0;
 	u8(&s, 0);
@@ -566,8 +574,8 @@ static void seeds_dev_subcrq(void)
 	u8(&s, 8 | 64);
 	be64(&s, FZ_LTB1_LEN - 100);
 	be32(&s, 1500);
-	d_desc(&s, F_V4 | F_UDP, 0, 11);	     /* n_crq_elem past the limit */
-	d_desc(&s, F_V4 | F_V6 | F_UDP, 0, 1);	     /* v4 and v6 */
+	d_desc(&s, F_V4 | F_UDP, 0, 11);	      /* n_crq_elem past the limit */
+	d_desc(&s, F_V4 | F_V6 | F_UDP, 0, 1);	      /* v4 and v6 */
 	d_desc(&s, F_V4 | F_UDP | VNIC_TX_LSO, 0, 1); /* LSO without checksum offload */
 	d_desc(&s, F_V4 | F_UDP | F_LSO, 10, 1);      /* MSS below the floor */
 	d_desc(&s, F_V4 | F_UDP | VNIC_TX_VLAN_PRESENT, 0, 1);
@@ -611,11 +619,11 @@ static void seeds_dev_subcrq(void)
 	/* rx buffers the device must refuse, between good ones */
 	s.n = 0;
 	u8(&s, 1);
-	d_rxadd(&s, 0, FZ_LTB1_OFF, 0);		     /* map id 0 */
-	d_rxadd(&s, 3, FZ_LTB1_OFF, 0);		     /* never registered */
-	d_rxadd(&s, FZ_LTB1_MAP, FZ_LTB1_LEN + 64, 0); /* in the gap after LTB 1 */
+	d_rxadd(&s, 0, FZ_LTB1_OFF, 0);			/* map id 0 */
+	d_rxadd(&s, 3, FZ_LTB1_OFF, 0);			/* never registered */
+	d_rxadd(&s, FZ_LTB1_MAP, FZ_LTB1_LEN + 64, 0);	/* in the gap after LTB 1 */
 	d_rxadd(&s, FZ_LTB1_MAP, FZ_LTB1_LEN - 100, 0); /* running past LTB 1 */
-	d_rxadd(&s, FZ_LTB2_MAP, FZ_LTB2_OFF, -1);	     /* shorter than asked */
+	d_rxadd(&s, FZ_LTB2_MAP, FZ_LTB2_OFF, -1);	/* shorter than asked */
 	u8(&s, RXADD_RAW_LEN);
 	u8(&s, FZ_LTB2_MAP);
 	be24(&s, FZ_LTB2_OFF);
@@ -649,7 +657,7 @@ static void seeds_dev_subcrq(void)
 	save("dev_subcrq", "rx_no_buffer_overlap_link_down", &s);
 }
 
-/* --- drv_crq --------------------------------------------------------------------------------- */
+/* --- drv_crq -------------------------------------------------------------------------- */
 
 /*
  * Messages the driver sends on the way to a login with one queue each way
@@ -668,14 +676,14 @@ enum {
 	M_LINK_DOWN = 30,
 };
 
-static void script_to(struct seed *s, unsigned int msg_no)
+static void script_to(struct input *s, unsigned int msg_no)
 {
 	/* one "answer correctly" byte per message before it */
 	while (s->n - 2 < msg_no - 1)
 		u8(s, FZ_ACT_GOOD);
 }
 
-static void drv_head(struct seed *s, uint8_t b0, uint8_t b1)
+static void drv_head(struct input *s, uint8_t b0, uint8_t b1)
 {
 	s->n = 0;
 	u8(s, b0);
@@ -686,9 +694,9 @@ static void drv_head(struct seed *s, uint8_t b0, uint8_t b1)
 #define DEV_BIG ((3 << 1) | (3 << 3) | (2 << 5))
 #define MSS_224 5
 
-static void seeds_drv_crq(void)
+static void corpus_drv_crq(void)
 {
-	struct seed s;
+	struct input s;
 
 	drv_head(&s, DEV_BIG, MSS_224);
 	save("drv_crq", "all_good", &s);
@@ -816,9 +824,9 @@ static void seeds_drv_crq(void)
 	save("drv_crq", "map_nomem", &s);
 }
 
-/* --- drv_comp -------------------------------------------------------------------------------- */
+/* --- drv_comp ------------------------------------------------------------------------- */
 
-static void c_xmit(struct seed *s, uint8_t q, uint8_t kind, uint16_t payload, uint16_t gso)
+static void c_xmit(struct input *s, uint8_t q, uint8_t kind, uint16_t payload, uint16_t gso)
 {
 	u8(s, 0);
 	u8(s, q);
@@ -830,7 +838,7 @@ static void c_xmit(struct seed *s, uint8_t q, uint8_t kind, uint16_t payload, ui
 }
 
 /* A tx completion of n descriptors taken (selectors 0..), rc 0. */
-static void c_txcomp(struct seed *s, uint8_t q, uint8_t num, const uint8_t *sel)
+static void c_txcomp(struct input *s, uint8_t q, uint8_t num, const uint8_t *sel)
 {
 	u8(s, 2);
 	u8(s, q);
@@ -843,7 +851,7 @@ static void c_txcomp(struct seed *s, uint8_t q, uint8_t num, const uint8_t *sel)
 	}
 }
 
-static void c_rxcomp(struct seed *s, uint8_t tag, uint8_t q, uint8_t sel, uint8_t flags,
+static void c_rxcomp(struct input *s, uint8_t tag, uint8_t q, uint8_t sel, uint8_t flags,
 		     uint16_t off, enum fz_frame_kind k, uint16_t payload, int16_t delta)
 {
 	u8(s, (uint8_t)(3 | tag));
@@ -867,12 +875,12 @@ static void c_rxcomp(struct seed *s, uint8_t tag, uint8_t q, uint8_t sel, uint8_
 
 enum { C_RUN = 1, C_DONE = 5, C_REOPEN = 6, C_XPORT = 6 | 0x18, PARTIAL = 8, GSO = 16, MORE = 32 };
 
-static void seeds_drv_comp(void)
+static void corpus_drv_comp(void)
 {
 	static const uint8_t first5[5] = {0x40, 0x40, 0x40, 0x40, 0x40};
 	static const uint8_t dup[5] = {0, 0, 0x40, 0x40, 0xc0};
 	uint8_t good = VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
-	struct seed s;
+	struct input s;
 
 	s.n = 0;
 	u8(&s, 0);
@@ -968,18 +976,18 @@ static void seeds_drv_comp(void)
 	save("drv_comp", "orphan_xport_reopen", &s);
 }
 
-/* --- ctl_request --------------------------------------------------------------------------------- */
+/* --- ctl_request ---------------------------------------------------------------------- */
 
 static void text(const char *name, const char *t, size_t n)
 {
-	struct seed s;
+	struct input s;
 
 	s.n = 0;
 	bytes(&s, t, n);
 	save("ctl_request", name, &s);
 }
 
-static void seeds_ctl_request(void)
+static void corpus_ctl_request(void)
 {
 	char lng[258];
 
@@ -1004,11 +1012,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	root = argv[1];
-	seeds_tap_vnet();
-	seeds_dev_crq();
-	seeds_dev_subcrq();
-	seeds_drv_crq();
-	seeds_drv_comp();
-	seeds_ctl_request();
+	corpus_tap_vnet();
+	corpus_dev_crq();
+	corpus_dev_subcrq();
+	corpus_drv_crq();
+	corpus_drv_comp();
+	corpus_ctl_request();
 	return 0;
 }
