@@ -521,13 +521,22 @@ enum hdr_change {
 	HC_MAX,
 };
 
+/* Up to len bytes of src at hdr + n, as far as VNIC_MAX_HDR_BYTES; how many. */
+static uint32_t hdr_append(uint8_t *hdr, uint32_t n, const uint8_t *src, uint32_t len)
+{
+	if (len > VNIC_MAX_HDR_BYTES - n)
+		len = VNIC_MAX_HDR_BYTES - n;
+	memcpy(hdr + n, src, len);
+	return len;
+}
+
 /* The requested layers of the frame, concatenated, in header descriptors (PROTOCOL.md 8.2). */
 static void rec_hdrs(struct fz_in *in)
 {
 	uint8_t flag = fz_u8(in) & (VNIC_HDR_DESC_L2 | VNIC_HDR_DESC_L3 | VNIC_HDR_DESC_L4);
 	uint8_t change = fz_u8(in) % HC_MAX, val = fz_u8(in);
 	const uint8_t *frame = st.v->e.ltb + ltb_off(st.fmap) + st.foff;
-	uint8_t hdr[VNIC_MAX_HDR_BYTES + 64];
+	uint8_t hdr[VNIC_MAX_HDR_BYTES];
 	union vnic_subcrq_entry *d[1 + VNIC_MAX_HDR_EXT_DESCS + 1];
 	uint32_t n = 0, l2 = 0, l3 = 0, l4 = 0, off, k = 0, i;
 	struct vnic_hdrs h;
@@ -537,20 +546,13 @@ static void rec_hdrs(struct fz_in *in)
 		l3 = h.l3_len;
 		l4 = h.l4_len;
 	}
-	if (flag & VNIC_HDR_DESC_L2) {
-		memcpy(hdr + n, frame, l2);
-		n += l2;
-	}
-	if (flag & VNIC_HDR_DESC_L3) {
-		memcpy(hdr + n, frame + l2, l3);
-		n += l3;
-	}
-	if (flag & VNIC_HDR_DESC_L4 && n + l4 <= VNIC_MAX_HDR_BYTES) {
-		memcpy(hdr + n, frame + l2 + l3, l4);
-		n += l4;
-	}
-	if (n > VNIC_MAX_HDR_BYTES)
-		n = VNIC_MAX_HDR_BYTES;
+	/* headers longer than descriptors carry (IPv6 extensions) are cut */
+	if (flag & VNIC_HDR_DESC_L2)
+		n += hdr_append(hdr, n, frame, l2);
+	if (flag & VNIC_HDR_DESC_L3)
+		n += hdr_append(hdr, n, frame + l2, l3);
+	if (flag & VNIC_HDR_DESC_L4)
+		n += hdr_append(hdr, n, frame + l2 + l3, l4);
 	if (!(d[k] = add_entry()))
 		return;
 	d[k]->hdr.first = VNIC_SUBCRQ_VALID;
