@@ -6,8 +6,8 @@
  * descriptor and rx buffer add and answers with completions of its choice:
  * counts out of range, correlators out of range, not in use or completed
  * twice, rx offsets and lengths past the buffer, error rcs, frames of any
- * shape. The driver is opened once per configuration and closed at the end
- * of every input. Layout:
+ * shape. The driver logs in once per configuration; each input opens its
+ * link and closes it at the end. Layout:
  *
  *	byte 0	the configuration (bits 0-1): the defaults with two queues
  *		each way; NAPI reclaim, always indirect, offload with headers,
