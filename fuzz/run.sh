@@ -3,13 +3,15 @@
 #
 # Builds the libFuzzer targets (fuzz/fuzz_*.c) with clang, ASan and UBSan and
 # runs each for a fixed time. Nothing is written into the source tree: the
-# binaries, the working corpora (started from fuzz/corpus/<name>/), logs and
-# crash artifacts all go to WORKDIR, so a corpus grown there can be kept and
-# reused by the next run.
+# objects, the binaries, the working corpora (started from fuzz/corpus/<name>/),
+# logs and crash artifacts all go to WORKDIR, so a corpus grown there can be
+# kept and reused by the next run, and library objects are rebuilt only when
+# a source or header changed.
 #
 #   fuzz/run.sh WORKDIR SECONDS [TARGET...]
 #
 # TARGET is fuzz_parse, parse or fuzz/fuzz_parse.c; default: every fuzz/fuzz_*.c.
+# FUZZ_JOBS (default 2) compiles that many files at once.
 # Exit status: 0 if every target built and ran its time without a crash.
 set -u -o pipefail
 
@@ -59,26 +61,81 @@ workdir=$(cd "$workdir" && pwd)
 
 san=("-fsanitize=address,undefined" -fno-sanitize-recover=all)
 cflags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -I "$src/src")
+jobs=${FUZZ_JOBS:-2}
+
+# The layers the targets reach, and of src/app only the control socket
+# (and the JSON writer it uses). Every object goes into one archive: a
+# target links only the objects it needs from it.
+libsrcs=()
+for layer in net core hv device driver port; do
+	libsrcs+=("$src"/src/$layer/*.c)
+done
+libsrcs+=("$src/src/app/ctl.c" "$src/src/app/json.c" "$src/fuzz/harness.c")
+lib="$workdir/obj/libvnic_fuzz.a"
+
+# The flags an object was built with: a change rebuilds everything.
+stamp="$workdir/obj/flags"
+flags_now="$CC ${cflags[*]} ${san[*]}"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$flags_now" ]; then
+	rm -f "$workdir"/obj/*.o "$lib"
+	echo "$flags_now" >"$stamp"
+fi
+newest_hdr=$(find "$src/src" "$src/fuzz" -name '*.h' -newer "$stamp" -print -quit)
+if [ -n "$newest_hdr" ]; then
+	rm -f "$workdir"/obj/*.o "$lib"
+	touch "$stamp"
+fi
 
 # The AVX2 checksum must be compiled with -mavx2 and nothing else may be
-# (it is only called after a CPUID check), so it is built as its own object.
-libsrcs=()
-libobjs=()
+# (it is only called after a CPUID check). The harness gets the sanitizers
+# but no coverage: its loops over rings and pollers would only slow every
+# input down and teach libFuzzer nothing about the code under test.
+compile() {
+	local f=$1 o=$2 extra=(-fsanitize=fuzzer-no-link)
+
+	case $(basename "$f") in
+	*_avx2.c) extra+=(-mavx2) ;;
+	harness.c) extra=() ;;
+	esac
+	"$CC" "${cflags[@]}" "${extra[@]}" "${san[@]}" -c "$f" -o "$o"
+}
+
 build_lib() {
-	local f o
-	for f in "$src"/src/net/*.c; do
-		case $(basename "$f") in
-		*_avx2.c)
-			o="$workdir/obj/$(basename "$f" .c).o"
-			"$CC" "${cflags[@]}" -mavx2 -fsanitize=fuzzer-no-link "${san[@]}" \
-				-c "$f" -o "$o" || return 1
-			libobjs+=("$o")
-			;;
-		*)
-			libsrcs+=("$f")
-			;;
-		esac
+	local f o rel pids=() objs=() rebuilt=0 failed=0 pid
+
+	for f in "${libsrcs[@]}"; do
+		rel=${f#"$src"/}
+		o="$workdir/obj/$(echo "${rel%.c}" | tr / _).o"
+		objs+=("$o")
+		if [ -f "$o" ] && [ "$o" -nt "$f" ]; then
+			continue
+		fi
+		rebuilt=1
+		compile "$f" "$o" 2>>"$workdir/logs/lib.build" &
+		pids+=($!)
+		if [ ${#pids[@]} -ge "$jobs" ]; then
+			wait "${pids[0]}" || failed=1
+			pids=("${pids[@]:1}")
+		fi
 	done
+	for pid in "${pids[@]}"; do
+		wait "$pid" || failed=1
+	done
+	[ $failed -eq 0 ] || return 1
+	if [ $rebuilt -eq 1 ] || [ ! -f "$lib" ]; then
+		rm -f "$lib"
+		ar rcs "$lib" "${objs[@]}" || return 1
+	fi
+}
+
+# Inputs a target can use; the network ones hold a superpacket.
+max_len() {
+	case $1 in
+	fuzz_ctl_request) echo 1024 ;;
+	fuzz_dev_crq | fuzz_drv_crq) echo 4096 ;;
+	fuzz_dev_subcrq | fuzz_drv_comp) echo 16384 ;;
+	*) echo 70000 ;;
+	esac
 }
 
 summary() {
@@ -92,8 +149,9 @@ summary() {
 }
 
 failed=0
+: >"$workdir/logs/lib.build"
 if ! build_lib; then
-	echo "fuzz/run.sh: building the AVX2 object failed" >&2
+	echo "fuzz/run.sh: building the library failed (see $workdir/logs/lib.build)" >&2
 	exit 1
 fi
 
@@ -104,8 +162,8 @@ for t in "${targets[@]}"; do
 	corpus="$workdir/corpus/$name"
 	arts="$workdir/artifacts/$name"
 
-	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "${san[@]}" \
-		"$src/fuzz/$t.c" "${libsrcs[@]}" "${libobjs[@]}" -o "$bin" >"$log.build" 2>&1; then
+	if ! "$CC" "${cflags[@]}" -fsanitize=fuzzer "${san[@]}" "$src/fuzz/$t.c" "$lib" \
+		-lpthread -lm -o "$bin" >"$log.build" 2>&1; then
 		echo "$t: BUILD FAILED (see $log.build)"
 		failed=1
 		continue
@@ -117,7 +175,7 @@ for t in "${targets[@]}"; do
 	fi
 
 	start=$SECONDS
-	"$bin" -max_total_time="$seconds" -max_len=70000 -rss_limit_mb=2048 -timeout=10 \
+	"$bin" -max_total_time="$seconds" -max_len="$(max_len "$t")" -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix="$arts/" "$corpus" >"$log" 2>&1
 	rc=$?
 	took=$((SECONDS - start))

@@ -399,6 +399,27 @@ void vnic_ctl_default_name(char *buf, size_t len, const char *prog);
  */
 int vnic_ctl_serve_start(struct vnic_ctl **ctl, const char *name, vnic_ctl_collect_fn collect,
 			 const struct vnic_ctl_ops *ops, void *ctx);
+/* What a client's request line asks for. */
+enum vnic_ctl_req {
+	VNIC_CTL_REQ_MORE,	/* no newline yet and no EOF: read on */
+	VNIC_CTL_REQ_PING,
+	VNIC_CTL_REQ_STATS,
+	VNIC_CTL_REQ_STATS_JSON,
+	VNIC_CTL_REQ_SHOW,
+	VNIC_CTL_REQ_SHOW_JSON,
+	VNIC_CTL_REQ_SET,	/* "set " and words: the instance's set checks them */
+	VNIC_CTL_REQ_BAD,	/* answered with the "error: ..." line in *why */
+};
+/*
+ * The request in the bytes a client has sent so far, buf[0..len), eof when
+ * it has shut down its side. The line ends at the first newline (a CR before
+ * it is dropped) or at EOF, so "printf stats | nc -U" style clients work
+ * without one, and must be 1 to VNIC_CTL_LINE_MAX printable ASCII bytes
+ * naming a command. What the server thread runs on every read; pure (no I/O,
+ * no state, no allocation), buf need not be NUL-terminated: any byte string
+ * may be fed to it. *why is NULL unless the answer is VNIC_CTL_REQ_BAD.
+ */
+enum vnic_ctl_req vnic_ctl_parse_request(const char *buf, size_t len, bool eof, const char **why);
 /* Stops the thread and removes the socket file (if it is still ours). NULL is fine. */
 void vnic_ctl_serve_stop(struct vnic_ctl *ctl);
 const char *vnic_ctl_serve_path(const struct vnic_ctl *ctl);

@@ -11,7 +11,7 @@
  * Whatever a client sends (nothing, too much, binary, a request it never
  * finishes), the server answers "error: ..." or drops it at its deadline
  * (VNIC_CTL_TIMEOUT_MS after it connected), counts it, and goes on. The
- * request line itself is read by parse_request, a pure function.
+ * request line itself is read by vnic_ctl_parse_request, a pure function.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -180,18 +180,7 @@ static int probe(const struct sockaddr_un *sa)
  * The request line
  * ------------------------------------------------------------------------- */
 
-enum ctl_req { REQ_MORE, REQ_PING, REQ_STATS, REQ_STATS_JSON, REQ_SHOW, REQ_SHOW_JSON, REQ_SET,
-	       REQ_BAD };
-
-/*
- * The request in the bytes a client has sent so far, buf[0..len), eof when
- * it has shut down its side. The line ends at the first newline (a CR before
- * it is dropped), or at EOF, so "printf stats | nc -U" style clients work
- * without one. REQ_MORE while the line may still come; REQ_BAD with *why
- * the answer to send. Pure (no I/O, no state): any byte string may be fed
- * to it.
- */
-static enum ctl_req parse_request(const char *buf, size_t len, bool eof, const char **why)
+enum vnic_ctl_req vnic_ctl_parse_request(const char *buf, size_t len, bool eof, const char **why)
 {
 	const char *nl = memchr(buf, '\n', len);
 	size_t end;
@@ -201,9 +190,9 @@ static enum ctl_req parse_request(const char *buf, size_t len, bool eof, const c
 		end = (size_t)(nl - buf);
 	} else if (len >= CTL_LINE_BUF) {
 		*why = ERR_LONG;
-		return REQ_BAD;
+		return VNIC_CTL_REQ_BAD;
 	} else if (!eof) {
-		return REQ_MORE;
+		return VNIC_CTL_REQ_MORE;
 	} else {
 		end = len;
 	}
@@ -217,22 +206,22 @@ static enum ctl_req parse_request(const char *buf, size_t len, bool eof, const c
 		if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] >= 0x7f)
 			*why = ERR_BYTES;
 	if (*why)
-		return REQ_BAD;
+		return VNIC_CTL_REQ_BAD;
 	if (end == 4 && !memcmp(buf, "ping", 4))
-		return REQ_PING;
+		return VNIC_CTL_REQ_PING;
 	if (end == 5 && !memcmp(buf, "stats", 5))
-		return REQ_STATS;
+		return VNIC_CTL_REQ_STATS;
 	if (end == 10 && !memcmp(buf, "stats json", 10))
-		return REQ_STATS_JSON;
+		return VNIC_CTL_REQ_STATS_JSON;
 	if (end == 4 && !memcmp(buf, "show", 4))
-		return REQ_SHOW;
+		return VNIC_CTL_REQ_SHOW;
 	if (end == 9 && !memcmp(buf, "show json", 9))
-		return REQ_SHOW_JSON;
+		return VNIC_CTL_REQ_SHOW_JSON;
 	/* "set" and at least one word: the instance checks the words */
 	if (end > 4 && !memcmp(buf, "set ", 4))
-		return REQ_SET;
+		return VNIC_CTL_REQ_SET;
 	*why = ERR_UNKNOWN;
-	return REQ_BAD;
+	return VNIC_CTL_REQ_BAD;
 }
 
 /* The words of a "set" line, NUL-terminated in a copy: what follows "set ". */
@@ -321,24 +310,24 @@ static void count(_Atomic uint64_t *ctr)
 }
 
 /* The whole answer to req, built before any of it is sent: a slow client never holds a half-read snapshot. */
-static char *build_answer(struct vnic_ctl *c, const struct ctl_client *cl, enum ctl_req req,
+static char *build_answer(struct vnic_ctl *c, const struct ctl_client *cl, enum vnic_ctl_req req,
 			  const char *why, size_t *len)
 {
 	char *out = NULL, *args;
 	FILE *f;
 
 	*len = 0;
-	if ((req == REQ_SHOW || req == REQ_SHOW_JSON) && !c->ops.show) {
-		req = REQ_BAD;
+	if ((req == VNIC_CTL_REQ_SHOW || req == VNIC_CTL_REQ_SHOW_JSON) && !c->ops.show) {
+		req = VNIC_CTL_REQ_BAD;
 		why = ERR_NO_SHOW;
-	} else if (req == REQ_SET && !c->ops.set) {
-		req = REQ_BAD;
+	} else if (req == VNIC_CTL_REQ_SET && !c->ops.set) {
+		req = VNIC_CTL_REQ_BAD;
 		why = ERR_NO_SET;
 	}
-	if (req == REQ_BAD || req == REQ_PING) {
-		if (req == REQ_BAD)
+	if (req == VNIC_CTL_REQ_BAD || req == VNIC_CTL_REQ_PING) {
+		if (req == VNIC_CTL_REQ_BAD)
 			count(&c->bad_requests);
-		if (asprintf(&out, "%s\n", req == REQ_BAD ? why : "pong") < 0)
+		if (asprintf(&out, "%s\n", req == VNIC_CTL_REQ_BAD ? why : "pong") < 0)
 			return NULL;
 		*len = strlen(out);
 		return out;
@@ -347,14 +336,14 @@ static char *build_answer(struct vnic_ctl *c, const struct ctl_client *cl, enum 
 	if (!f)
 		return NULL;
 	switch (req) {
-	case REQ_STATS_JSON:
+	case VNIC_CTL_REQ_STATS_JSON:
 		stats_json(c, f);
 		break;
-	case REQ_SHOW:
-	case REQ_SHOW_JSON:
-		c->ops.show(c->ctx, f, req == REQ_SHOW_JSON);
+	case VNIC_CTL_REQ_SHOW:
+	case VNIC_CTL_REQ_SHOW_JSON:
+		c->ops.show(c->ctx, f, req == VNIC_CTL_REQ_SHOW_JSON);
 		break;
-	case REQ_SET:
+	case VNIC_CTL_REQ_SET:
 		args = cl ? set_args(cl->line, cl->got) : NULL;
 		/* Refused settings are bad requests too: counted like any other. */
 		if (!args || c->ops.set(c->ctx, args, f))
@@ -416,12 +405,12 @@ static void client_write(struct ctl_client *cl)
 }
 
 /* The line is complete (or refused): the answer, and a new deadline to take it. */
-static void client_answer(struct vnic_ctl *c, struct ctl_client *cl, enum ctl_req req,
+static void client_answer(struct vnic_ctl *c, struct ctl_client *cl, enum vnic_ctl_req req,
 			  const char *why)
 {
 	cl->out = build_answer(c, cl, req, why, &cl->out_len);
 	if (!cl->out) {
-		cl->out = build_answer(c, cl, REQ_BAD, ERR_INTERNAL, &cl->out_len);
+		cl->out = build_answer(c, cl, VNIC_CTL_REQ_BAD, ERR_INTERNAL, &cl->out_len);
 		if (!cl->out) {
 			client_close(cl);
 			return;
@@ -435,7 +424,7 @@ static void client_answer(struct vnic_ctl *c, struct ctl_client *cl, enum ctl_re
 static void client_read(struct vnic_ctl *c, struct ctl_client *cl)
 {
 	const char *why;
-	enum ctl_req req;
+	enum vnic_ctl_req req;
 	bool eof = false;
 
 	while (cl->got < sizeof(cl->line)) {
@@ -454,11 +443,11 @@ static void client_read(struct vnic_ctl *c, struct ctl_client *cl)
 			continue;
 		if (errno == EAGAIN)
 			break;
-		client_answer(c, cl, REQ_BAD, "error: reading the request");
+		client_answer(c, cl, VNIC_CTL_REQ_BAD, "error: reading the request");
 		return;
 	}
-	req = parse_request(cl->line, cl->got, eof, &why);
-	if (req != REQ_MORE)
+	req = vnic_ctl_parse_request(cl->line, cl->got, eof, &why);
+	if (req != VNIC_CTL_REQ_MORE)
 		client_answer(c, cl, req, why);
 }
 

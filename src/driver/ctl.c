@@ -819,8 +819,14 @@ static int on_query_cap(struct vnic_drv *drv, const struct vnic_crq *m)
 			ignore(drv);
 			return 0;
 		}
-		/* Unknown to the device: the size ibmvnic's server would want. */
-		if (m->rc || v < drv->mtu + VNIC_ETH_HLEN || v > VNIC_RX_ADD_MAX_LEN)
+		/*
+		 * Unknown to the device: the size ibmvnic's server would want.
+		 * So is a size no frame vnic handles could fill: the rx pool and
+		 * as many host packets again are carved out of it, and a device
+		 * asking for megabytes would have the driver allocate gigabytes.
+		 * One that insists says so in the login response: refused there.
+		 */
+		if (m->rc || v < drv->mtu + VNIC_ETH_HLEN || v > VNIC_PKT_MAX_LEN)
 			v = drv->mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
 		vnic_ctr_store(&drv->rx_buf_size, (uint32_t)v);
 		query_offload(drv);
