@@ -104,7 +104,10 @@ struct vnic_poller {
  * spin grows (doubles, from VNIC_CPU_SPIN_GROW_START_NS); a sleep that
  * outlasted it shows spinning did not pay, so the spin halves, to 0 below
  * the start. A spin that loses the CPU (another thread wants it) stops
- * spinning for VNIC_CPU_SPIN_BACKOFF_NS. FIXED always spins busy_poll_ns.
+ * spinning for a while: from VNIC_CPU_SPIN_BACKOFF_MIN_NS, doubled by each
+ * spin that loses it again, up to VNIC_CPU_SPIN_BACKOFF_MAX_NS, and halved
+ * after VNIC_CPU_SPIN_CLEAN_SPINS spins in a row that kept it
+ * (vnic_cpu_backoff_next). FIXED always spins busy_poll_ns.
  */
 enum vnic_cpu_spin {
 	VNIC_CPU_SPIN_ADAPTIVE = 0,
@@ -152,6 +155,8 @@ struct vnic_cpu {
 	enum vnic_cpu_spin spin_mode;
 	uint64_t spin_cur_ns;	/* the spin of the next idle */
 	uint64_t spin_backoff_until; /* adaptive: no spin before this (contention) */
+	uint64_t spin_backoff_ns;    /* adaptive: the rest after the next lost spin, 0 none */
+	unsigned int spin_clean;     /* spins that kept the CPU since the last that lost it */
 	int budget;
 	const char *name;
 	struct vnic_cpu_stats stats;
@@ -177,9 +182,15 @@ enum {
 	VNIC_CPU_SPIN_GROW_START_NS = 2000,	/* the first adaptive spin after none */
 	VNIC_CPU_SPIN_GAP_NS = 20000,		/* a spin step this long was off the CPU */
 	VNIC_CPU_SPIN_YIELD_NS = 5000,		/* a spinning cpu yields this often */
+	VNIC_CPU_SPIN_CLEAN_SPINS = 8,		/* spins kept in a row that halve the rest */
 };
-/* After a spin lost the CPU, adaptive spinning rests this long. */
-#define VNIC_CPU_SPIN_BACKOFF_NS 50000000ull
+/*
+ * After a spin lost the CPU, adaptive spinning rests: 1 ms after a lone
+ * loss (a VM's vCPU is descheduled now and then on an idle machine too),
+ * up to 50 ms when a CPU-bound neighbour takes it spin after spin.
+ */
+#define VNIC_CPU_SPIN_BACKOFF_MIN_NS 1000000ull
+#define VNIC_CPU_SPIN_BACKOFF_MAX_NS 50000000ull
 
 /* 0 or -errno. busy_poll_ns 0 = sleep as soon as idle. Adaptive spin. */
 int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns);
@@ -208,6 +219,13 @@ void vnic_cpu_busy_poll(const struct vnic_cpu *cpu, uint64_t *busy_poll_ns,
  * that followed it lasted slept_ns and the spin may be at most max.
  */
 uint64_t vnic_cpu_spin_next(uint64_t cur, uint64_t max, uint64_t slept_ns);
+/*
+ * The contention rule, pure: the rest after a lost spin, when it was cur
+ * and the spin now ended lost (doubles, from the minimum, to the maximum)
+ * or was the VNIC_CPU_SPIN_CLEAN_SPINS-th kept in a row (halves, to 0
+ * below the minimum). Any other spin leaves it as it is.
+ */
+uint64_t vnic_cpu_backoff_next(uint64_t cur, bool lost);
 struct vnic_counter;
 /*
  * The cpu's counters (loops, sleeps, wakeups, busy_polls, spin_hits,

@@ -253,6 +253,8 @@ static void spin_apply(struct vnic_cpu *cpu, enum vnic_cpu_spin mode)
 	cpu->spin_mode = mode;
 	/* Adaptive starts at the bottom: it has seen no idle yet. */
 	cpu->spin_cur_ns = mode == VNIC_CPU_SPIN_FIXED ? cpu->busy_poll_ns : 0;
+	cpu->spin_backoff_ns = 0;
+	cpu->spin_clean = 0;
 	vnic_ctr_set(&cpu->stats.spin_limit_ns, cpu->spin_cur_ns);
 }
 
@@ -484,22 +486,45 @@ static bool stopping(struct vnic_cpu *cpu)
 	return atomic_load_explicit(&cpu->stop, memory_order_seq_cst);
 }
 
+uint64_t vnic_cpu_backoff_next(uint64_t cur, bool lost)
+{
+	if (lost) {
+		cur = cur ? cur * 2 : VNIC_CPU_SPIN_BACKOFF_MIN_NS;
+		return cur > VNIC_CPU_SPIN_BACKOFF_MAX_NS ? VNIC_CPU_SPIN_BACKOFF_MAX_NS : cur;
+	}
+	cur /= 2;
+	return cur < VNIC_CPU_SPIN_BACKOFF_MIN_NS ? 0 : cur;
+}
+
 /*
  * The spin was preempted: something else wants this CPU, and every
  * microsecond spun is taken from it (often from the very thread whose
  * reply the spin waits for). Spinning also spends the scheduler's credit
  * that a sleeper gets back at its wake-up, the credit that lets a woken
- * thread run at once beside a CPU-bound one. So an adaptive spin stops for
- * VNIC_CPU_SPIN_BACKOFF_NS, and the cpu sleeps as soon as it is idle.
+ * thread run at once beside a CPU-bound one. So an adaptive spin rests,
+ * and the cpu sleeps as soon as it is idle. One loss says little (a VM's
+ * vCPU is descheduled now and then on an idle machine too, some ten times
+ * a second here), so the rest is short and grows only as losses repeat.
  */
 static void spin_contended(struct vnic_cpu *cpu, uint64_t now)
 {
 	vnic_ctr_inc(&cpu->stats.spin_preempted);
 	if (cpu->spin_mode != VNIC_CPU_SPIN_ADAPTIVE)
 		return;
+	cpu->spin_backoff_ns = vnic_cpu_backoff_next(cpu->spin_backoff_ns, true);
+	cpu->spin_clean = 0;
 	cpu->spin_cur_ns = 0;
-	cpu->spin_backoff_until = now + VNIC_CPU_SPIN_BACKOFF_NS;
+	cpu->spin_backoff_until = now + cpu->spin_backoff_ns;
 	vnic_ctr_set(&cpu->stats.spin_limit_ns, 0);
+}
+
+/* A spin that kept the CPU: enough of them in a row and the rest shortens. */
+static void spin_uncontended(struct vnic_cpu *cpu)
+{
+	if (!cpu->spin_backoff_ns || ++cpu->spin_clean < VNIC_CPU_SPIN_CLEAN_SPINS)
+		return;
+	cpu->spin_clean = 0;
+	cpu->spin_backoff_ns = vnic_cpu_backoff_next(cpu->spin_backoff_ns, false);
 }
 
 /*
@@ -566,6 +591,8 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 		vnic_ctr_inc(&cpu->stats.spin_hits);
 	if (preempted)
 		spin_contended(cpu, now);
+	else
+		spin_uncontended(cpu);
 	return found;
 }
 

@@ -164,6 +164,48 @@ static void test_spin_rule(void **state)
 }
 
 /*
+ * The contention rule: a lone lost spin rests the minimum, losses in a row
+ * double it up to the maximum, kept spins halve it back to none.
+ */
+static void test_backoff_rule(void **state)
+{
+	static const uint64_t min = VNIC_CPU_SPIN_BACKOFF_MIN_NS, max = VNIC_CPU_SPIN_BACKOFF_MAX_NS;
+	static const struct {
+		uint64_t cur;
+		bool lost;
+		uint64_t next;
+	} t[] = {
+		{ 0, true, min },		/* the first loss: the shortest rest */
+		{ min, true, 2 * min },		/* again: doubles */
+		{ max / 2 + 1, true, max },	/* capped */
+		{ max, true, max },
+		{ max, false, max / 2 },	/* kept spins halve it */
+		{ 2 * min - 1, false, 0 },	/* below the minimum: none */
+		{ min, false, 0 },
+		{ 0, false, 0 },		/* none stays none */
+	};
+	uint64_t cur = 0;
+	unsigned int i, n = 0;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (vnic_cpu_backoff_next(t[i].cur, t[i].lost) != t[i].next)
+			fail_msg("row %u: %llu, lost %d -> %llu, want %llu", i,
+				 (unsigned long long)t[i].cur, t[i].lost,
+				 (unsigned long long)vnic_cpu_backoff_next(t[i].cur, t[i].lost),
+				 (unsigned long long)t[i].next);
+	/* from none to the maximum in a handful of losses, and back */
+	while (cur < max && n < 64) {
+		cur = vnic_cpu_backoff_next(cur, true);
+		n++;
+	}
+	assert_int_equal(cur, max);
+	assert_true(n <= 7);
+	while (cur)
+		cur = vnic_cpu_backoff_next(cur, false);
+}
+
+/*
  * On a running cpu: schedules that come back sooner than the most it may
  * spin make it spin, and catch some; its counters agree with each other.
  * A spin that loses the CPU to another thread stops spinning (contention):
@@ -400,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_pingpong_busy_poll),
 		cmocka_unit_test(test_idle_cpu_reports_no_work),
 		cmocka_unit_test(test_spin_rule),
+		cmocka_unit_test(test_backoff_rule),
 		cmocka_unit_test(test_spin_adapts),
 		cmocka_unit_test(test_timers_fire_after_deadline),
 		cmocka_unit_test(test_stop_joins),
