@@ -1,7 +1,7 @@
 # Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
 # it ran in: the paths below are as it was given them.
 set terminal pngcairo size 1000,660 noenhanced font 'sans,10'
-set output 'docs/experiments/bql.png'
+set output '/tmp/exp/experiments/bql.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -17,15 +17,15 @@ set linetype 8 lc rgb '#f0e442' lw 2
 set key outside right top
 set yrange [0:*]
 set format y '%.3g'
-set multiplot layout 2,1 title 'bql (seed 000 patch 6): BQL limit and inflight of side A tx queue 0, rr 150 sessions'
+set multiplot layout 2,1 title 'bql (ibmvnic rr 6/7): BQL limit and inflight of side A tx queue 0, rr 150 sessions'
 set title 'bql-complete=per-entry'
 set xlabel 'seconds'
 set ylabel 'bytes'
-plot 'docs/experiments/bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
-  'docs/experiments/bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
+plot '/tmp/exp/experiments/bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
+  '/tmp/exp/experiments/bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
 set title 'bql-complete=per-round'
 set xlabel 'seconds'
 set ylabel 'bytes'
-plot 'docs/experiments/bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
-  'docs/experiments/bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
+plot '/tmp/exp/experiments/bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
+  '/tmp/exp/experiments/bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
 unset multiplot

@@ -1,7 +1,7 @@
 # Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
 # it ran in: the paths below are as it was given them.
 set terminal pngcairo size 1220,440 noenhanced font 'sans,10'
-set output 'docs/experiments/hdr-build.png'
+set output '/tmp/exp/experiments/hdr-build.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -21,14 +21,14 @@ set offsets 0.5, 0.5, 0, 0
 set xtics rotate by -30 left
 set format y '%.3g'
 set bmargin 6
-set multiplot layout 1,3 title 'hdr-build (seed 000 patches 2-3): stream, tx-hdr-build copy vs direct'
+set multiplot layout 1,3 title 'hdr-build (ibmvnic rr 2/7, 3/7): stream, tx-hdr-build copy vs direct'
 set title 'header descriptor build average (us)'
-plot 'docs/experiments/hdr-build.csv' using 0:(column('hdr_build_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot '/tmp/exp/experiments/hdr-build.csv' using 0:(column('hdr_build_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('hdr_build_avg_us')):(sprintf('%.3g', column('hdr_build_avg_us'))) with labels offset 0,0.7 notitle
 set title 'xmit average (us)'
-plot 'docs/experiments/hdr-build.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot '/tmp/exp/experiments/hdr-build.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('xmit_avg_us')):(sprintf('%.3g', column('xmit_avg_us'))) with labels offset 0,0.7 notitle
 set title 'Gbit/s'
-plot 'docs/experiments/hdr-build.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot '/tmp/exp/experiments/hdr-build.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('gbps')):(sprintf('%.3g', column('gbps'))) with labels offset 0,0.7 notitle
 unset multiplot

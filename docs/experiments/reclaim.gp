@@ -1,7 +1,7 @@
 # Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
 # it ran in: the paths below are as it was given them.
 set terminal pngcairo size 1000,360 noenhanced font 'sans,10'
-set output 'docs/experiments/reclaim.png'
+set output '/tmp/exp/experiments/reclaim.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -17,13 +17,13 @@ set linetype 8 lc rgb '#f0e442' lw 2
 set key outside right top
 set yrange [0:*]
 set format y '%.3g'
-set multiplot layout 1,1 title 'reclaim (seed 004): stream 1 flow on a 100 Mbit/s cable, tx-reclaim policies'
+set multiplot layout 1,1 title 'reclaim (bcmgenet orphan): stream 1 flow on a 100 Mbit/s cable, tx-reclaim policies'
 set title 'payload throughput per interval'
 set xlabel 'seconds'
 set ylabel 'Mbit/s'
-plot 'docs/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy_mbps')) with histeps lt 1 title 'lazy', \
-  'docs/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('irq_mbps')) with histeps lt 2 title 'irq', \
-  'docs/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('napi_mbps')) with histeps lt 3 title 'napi', \
-  'docs/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('orphan_mbps')) with histeps lt 4 title 'orphan', \
-  'docs/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy-1ms_mbps')) with histeps lt 5 title 'lazy-1ms'
+plot '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy_mbps')) with histeps lt 1 title 'lazy', \
+  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('irq_mbps')) with histeps lt 2 title 'irq', \
+  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('napi_mbps')) with histeps lt 3 title 'napi', \
+  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('orphan_mbps')) with histeps lt 4 title 'orphan', \
+  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy-1ms_mbps')) with histeps lt 5 title 'lazy-1ms'
 unset multiplot
