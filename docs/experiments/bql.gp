@@ -1,7 +1,7 @@
-# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
-# it ran in: the paths below are as it was given them.
+# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:
+# the files below are named relative to it.
 set terminal pngcairo size 1000,660 noenhanced font 'sans,10'
-set output '/tmp/exp/experiments/bql.png'
+set output 'bql.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -21,11 +21,11 @@ set multiplot layout 2,1 title 'bql (ibmvnic rr 6/7): BQL limit and inflight of 
 set title 'bql-complete=per-entry'
 set xlabel 'seconds'
 set ylabel 'bytes'
-plot '/tmp/exp/experiments/bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
-  '/tmp/exp/experiments/bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
+plot 'bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
+  'bql_rr150_per-entry.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
 set title 'bql-complete=per-round'
 set xlabel 'seconds'
 set ylabel 'bytes'
-plot '/tmp/exp/experiments/bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
-  '/tmp/exp/experiments/bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
+plot 'bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_limit')) with lines lt 1 title 'limit', \
+  'bql_rr150_per-round.csv' using (column('t_s')):(column('tx0_bql_inflight')) with lines lt 2 title 'inflight'
 unset multiplot

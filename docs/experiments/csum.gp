@@ -1,7 +1,7 @@
-# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
-# it ran in: the paths below are as it was given them.
+# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:
+# the files below are named relative to it.
 set terminal pngcairo size 1600,440 noenhanced font 'sans,10'
-set output '/tmp/exp/experiments/csum.png'
+set output 'csum.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -23,15 +23,15 @@ set format y '%.3g'
 set bmargin 6
 set multiplot layout 1,4 title 'csum (ibmvnic rr 7/7, e633e32b60): rr 1 session, tx-csum modes, cautious device'
 set title 'packets sent/s'
-plot '/tmp/exp/experiments/csum.csv' using 0:(column('tx_pps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'csum.csv' using 0:(column('tx_pps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('tx_pps')):(sprintf('%.3g', column('tx_pps'))) with labels offset 0,0.7 notitle
 set title 'xmit average (us)'
-plot '/tmp/exp/experiments/csum.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'csum.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('xmit_avg_us')):(sprintf('%.3g', column('xmit_avg_us'))) with labels offset 0,0.7 notitle
 set title 'share sent direct (%)'
-plot '/tmp/exp/experiments/csum.csv' using 0:(column('tx_direct_pct')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'csum.csv' using 0:(column('tx_direct_pct')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('tx_direct_pct')):(sprintf('%.3g', column('tx_direct_pct'))) with labels offset 0,0.7 notitle
 set title 'software checksum average (us)'
-plot '/tmp/exp/experiments/csum.csv' using 0:(column('csum_help_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'csum.csv' using 0:(column('csum_help_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('csum_help_avg_us')):(sprintf('%.3g', column('csum_help_avg_us'))) with labels offset 0,0.7 notitle
 unset multiplot

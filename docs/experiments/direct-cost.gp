@@ -1,7 +1,7 @@
-# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
-# it ran in: the paths below are as it was given them.
+# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:
+# the files below are named relative to it.
 set terminal pngcairo size 1600,440 noenhanced font 'sans,10'
-set output '/tmp/exp/experiments/direct-cost.png'
+set output 'direct-cost.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -23,15 +23,15 @@ set format y '%.3g'
 set bmargin 6
 set multiplot layout 1,4 title 'direct (ibmvnic rr 5/7): rr, tx-submit indirect vs auto'
 set title 'transactions/s'
-plot '/tmp/exp/experiments/direct-cost.csv' using 0:(column('tps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'direct-cost.csv' using 0:(column('tps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('tps')):(sprintf('%.3g', column('tps'))) with labels offset 0,0.7 notitle
 set title 'xmit average (us)'
-plot '/tmp/exp/experiments/direct-cost.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'direct-cost.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('xmit_avg_us')):(sprintf('%.3g', column('xmit_avg_us'))) with labels offset 0,0.7 notitle
 set title 'indirect flush average (us)'
-plot '/tmp/exp/experiments/direct-cost.csv' using 0:(column('tx_flush_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'direct-cost.csv' using 0:(column('tx_flush_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('tx_flush_avg_us')):(sprintf('%.3g', column('tx_flush_avg_us'))) with labels offset 0,0.7 notitle
 set title 'share sent direct (%)'
-plot '/tmp/exp/experiments/direct-cost.csv' using 0:(column('tx_direct_pct')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'direct-cost.csv' using 0:(column('tx_direct_pct')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('tx_direct_pct')):(sprintf('%.3g', column('tx_direct_pct'))) with labels offset 0,0.7 notitle
 unset multiplot

@@ -1,7 +1,7 @@
-# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
-# it ran in: the paths below are as it was given them.
+# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:
+# the files below are named relative to it.
 set terminal pngcairo size 1220,440 noenhanced font 'sans,10'
-set output '/tmp/exp/experiments/gro.png'
+set output 'gro.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -23,12 +23,12 @@ set format y '%.3g'
 set bmargin 6
 set multiplot layout 1,3 title 'gro (dpaa2-eth rx list): stream 4 flows, rx-deliver list / gro / gro-list'
 set title 'Gbit/s'
-plot '/tmp/exp/experiments/gro.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'gro.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('gbps')):(sprintf('%.3g', column('gbps'))) with labels offset 0,0.7 notitle
 set title 'receive-side CPU (% of a core)'
-plot '/tmp/exp/experiments/gro.csv' using 0:(column('cpu_b_pct')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'gro.csv' using 0:(column('cpu_b_pct')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('cpu_b_pct')):(sprintf('%.3g', column('cpu_b_pct'))) with labels offset 0,0.7 notitle
 set title 'segments per delivery'
-plot '/tmp/exp/experiments/gro.csv' using 0:(column('rx_pkts_per_delivery')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'gro.csv' using 0:(column('rx_pkts_per_delivery')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('rx_pkts_per_delivery')):(sprintf('%.3g', column('rx_pkts_per_delivery'))) with labels offset 0,0.7 notitle
 unset multiplot

@@ -1,7 +1,7 @@
-# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
-# it ran in: the paths below are as it was given them.
+# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:
+# the files below are named relative to it.
 set terminal pngcairo size 1220,440 noenhanced font 'sans,10'
-set output '/tmp/exp/experiments/hdr-build.png'
+set output 'hdr-build.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -23,12 +23,12 @@ set format y '%.3g'
 set bmargin 6
 set multiplot layout 1,3 title 'hdr-build (ibmvnic rr 2/7, 3/7): stream, tx-hdr-build copy vs direct'
 set title 'header descriptor build average (us)'
-plot '/tmp/exp/experiments/hdr-build.csv' using 0:(column('hdr_build_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'hdr-build.csv' using 0:(column('hdr_build_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('hdr_build_avg_us')):(sprintf('%.3g', column('hdr_build_avg_us'))) with labels offset 0,0.7 notitle
 set title 'xmit average (us)'
-plot '/tmp/exp/experiments/hdr-build.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'hdr-build.csv' using 0:(column('xmit_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('xmit_avg_us')):(sprintf('%.3g', column('xmit_avg_us'))) with labels offset 0,0.7 notitle
 set title 'Gbit/s'
-plot '/tmp/exp/experiments/hdr-build.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'hdr-build.csv' using 0:(column('gbps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('gbps')):(sprintf('%.3g', column('gbps'))) with labels offset 0,0.7 notitle
 unset multiplot

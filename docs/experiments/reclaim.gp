@@ -1,7 +1,7 @@
-# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
-# it ran in: the paths below are as it was given them.
+# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:
+# the files below are named relative to it.
 set terminal pngcairo size 1000,360 noenhanced font 'sans,10'
-set output '/tmp/exp/experiments/reclaim.png'
+set output 'reclaim.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -21,9 +21,9 @@ set multiplot layout 1,1 title 'reclaim (bcmgenet orphan): stream 1 flow on a 10
 set title 'payload throughput per interval'
 set xlabel 'seconds'
 set ylabel 'Mbit/s'
-plot '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy_mbps')) with histeps lt 1 title 'lazy', \
-  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('irq_mbps')) with histeps lt 2 title 'irq', \
-  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('napi_mbps')) with histeps lt 3 title 'napi', \
-  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('orphan_mbps')) with histeps lt 4 title 'orphan', \
-  '/tmp/exp/experiments/reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy-1ms_mbps')) with histeps lt 5 title 'lazy-1ms'
+plot 'reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy_mbps')) with histeps lt 1 title 'lazy', \
+  'reclaim_intervals.csv' using (column('t_mid_s')):(column('irq_mbps')) with histeps lt 2 title 'irq', \
+  'reclaim_intervals.csv' using (column('t_mid_s')):(column('napi_mbps')) with histeps lt 3 title 'napi', \
+  'reclaim_intervals.csv' using (column('t_mid_s')):(column('orphan_mbps')) with histeps lt 4 title 'orphan', \
+  'reclaim_intervals.csv' using (column('t_mid_s')):(column('lazy-1ms_mbps')) with histeps lt 5 title 'lazy-1ms'
 unset multiplot

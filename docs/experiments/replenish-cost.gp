@@ -1,7 +1,7 @@
-# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory
-# it ran in: the paths below are as it was given them.
+# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:
+# the files below are named relative to it.
 set terminal pngcairo size 1220,440 noenhanced font 'sans,10'
-set output '/tmp/exp/experiments/replenish-cost.png'
+set output 'replenish-cost.png'
 set datafile separator ','
 set grid ytics
 set border 3
@@ -23,12 +23,12 @@ set format y '%.3g'
 set bmargin 6
 set multiplot layout 1,3 title 'replenish (ibmvnic rr 1/7): rr 150 sessions, rx-replenish always vs low'
 set title 'transactions/s'
-plot '/tmp/exp/experiments/replenish-cost.csv' using 0:(column('tps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'replenish-cost.csv' using 0:(column('tps')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('tps')):(sprintf('%.3g', column('tps'))) with labels offset 0,0.7 notitle
 set title 'NAPI poll average (us, traced)'
-plot '/tmp/exp/experiments/replenish-cost.csv' using 0:(column('napi_poll_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'replenish-cost.csv' using 0:(column('napi_poll_avg_us')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('napi_poll_avg_us')):(sprintf('%.3g', column('napi_poll_avg_us'))) with labels offset 0,0.7 notitle
 set title 'replenish calls per 1000 polls'
-plot '/tmp/exp/experiments/replenish-cost.csv' using 0:(column('rx_replenish_per_1k_polls')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
+plot 'replenish-cost.csv' using 0:(column('rx_replenish_per_1k_polls')):(int(column('variant_no'))%8+1):xtic(stringcolumn('case')) with boxes lc variable notitle, \
   '' using 0:(column('rx_replenish_per_1k_polls')):(sprintf('%.3g', column('rx_replenish_per_1k_polls'))) with labels offset 0,0.7 notitle
 unset multiplot

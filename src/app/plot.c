@@ -6,6 +6,7 @@
  * toolchain; the scripts it reads are plain text that stay next to the
  * PNGs, so anyone can redraw a figure from its CSV.
  */
+#define _GNU_SOURCE /* posix_spawn_file_actions_addchdir_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -18,8 +19,11 @@
 
 extern char **environ;
 
-/* Runs gnuplot with args, its output to /dev/null if quiet. 0, -ENOENT (not found) or -EIO. */
-static int run_gnuplot(char *const argv[], bool quiet)
+/*
+ * Runs gnuplot with args in dir (NULL: here), its output to /dev/null if
+ * quiet. 0, -ENOENT (not found) or -EIO.
+ */
+static int run_gnuplot(char *const argv[], const char *dir, bool quiet)
 {
 	posix_spawn_file_actions_t fa;
 	int err, status;
@@ -31,6 +35,12 @@ static int run_gnuplot(char *const argv[], bool quiet)
 	if (quiet) {
 		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	}
+	if (dir)
+		err = posix_spawn_file_actions_addchdir_np(&fa, dir);
+	if (err) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -err;
 	}
 	err = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -58,7 +68,7 @@ const char *vnic_plot_terminal(void)
 		int err;
 
 		snprintf(cmd, sizeof(cmd), "set terminal %s", terms[i]);
-		err = run_gnuplot(argv, true);
+		err = run_gnuplot(argv, NULL, true);
 		if (err == -ENOENT)
 			break;
 		if (!err) {
@@ -79,6 +89,19 @@ static void put_str(FILE *f, const char *s)
 		fputc(*s, f);
 	}
 	fputc('\'', f);
+}
+
+/*
+ * A file of the script's own folder (where the PNG goes) by its name alone,
+ * so that the folder can be moved or copied and the script still redraws
+ * it; any other file by its path as given.
+ */
+static void put_file(FILE *f, const char *png, const char *path)
+{
+	const char *slash = strrchr(png, '/');
+	size_t dir = slash ? (size_t)(slash - png) + 1 : 0;
+
+	put_str(f, dir && !strncmp(path, png, dir) && !strchr(path + dir, '/') ? path + dir : path);
 }
 
 /* "dir/name.png" -> "dir/name.gp". -ENAMETOOLONG or -EINVAL if not a .png name. */
@@ -104,13 +127,13 @@ static void preamble(FILE *f, const char *png, int width, int height)
 {
 	const char *term = vnic_plot_terminal();
 
-	fputs("# Written by `vnic experiment`. Redraw with `gnuplot FILE.gp` from the directory\n"
-	      "# it ran in: the paths below are as it was given them.\n",
+	fputs("# Written by `vnic experiment`. Redraw with `gnuplot NAME.gp` in this folder:\n"
+	      "# the files below are named relative to it.\n",
 	      f);
 	fprintf(f, "set terminal %s size %d,%d noenhanced%s\n", term ? term : "pngcairo", width,
 		height, term && !strcmp(term, "png") ? "" : " font 'sans,10'");
 	fputs("set output ", f);
-	put_str(f, png);
+	put_file(f, png, png);
 	fputs("\nset datafile separator ','\n"
 	      "set grid ytics\n"
 	      "set border 3\n"
@@ -161,8 +184,18 @@ static int draw(const char *png, void (*fill)(FILE *f, const void *ctx), const v
 	err = ferror(f) ? -EIO : 0;
 	if (fclose(f) && !err)
 		err = -errno;
-	if (!err)
-		err = vnic_plot_terminal() ? run_gnuplot(argv, false) : -ENOENT;
+	if (!err && vnic_plot_terminal()) {
+		char *slash = strrchr(gp, '/');
+
+		/* the script names its files relative to its folder: run it there */
+		if (slash) {
+			*slash = '\0';
+			argv[1] = slash + 1;
+		}
+		err = run_gnuplot(argv, slash ? (slash == gp ? "/" : gp) : NULL, false);
+	} else if (!err) {
+		err = -ENOENT;
+	}
 out:
 	free(gp);
 	return err;
@@ -192,7 +225,7 @@ static void fill_bars(FILE *f, const void *arg)
 		fputs("set title ", f);
 		put_str(f, c->p[i].title);
 		fputs("\nplot ", f);
-		put_str(f, c->csv);
+		put_file(f, c->png, c->csv);
 		if (c->color)
 			fprintf(f, " using 0:(column('%s')):(int(column('%s'))%%8+1)",
 				c->p[i].column, c->color);
@@ -250,7 +283,7 @@ static void fill_lines(FILE *f, const void *arg)
 
 			if (l)
 				fputs(", \\\n  ", f);
-			put_str(f, ln->csv);
+			put_file(f, c->png, ln->csv);
 			fprintf(f, " using (column('%s')):(column('%s')) with %s lt %u title ",
 				ln->x, ln->y, ln->steps ? "histeps" : "lines", l + 1);
 			put_str(f, ln->title ? ln->title : ln->y);

@@ -148,7 +148,7 @@ static void run(const char *name)
 	char *argv[] = {"experiment", (char *)name, "--short", "--quiet", "--out",
 			out,	      "--md",	    md,	       NULL};
 	char *text;
-	char title[64];
+	char title[64], path[1200];
 
 	current = name;
 	snprintf(out, sizeof(out), "%s/%s", tmpdir, name);
@@ -167,6 +167,14 @@ static void run(const char *name)
 	assert_true(exists(title));
 	snprintf(title, sizeof(title), "%s.gp", name);
 	assert_true(exists(title));
+	/* the script names its files relative to its folder: it redraws wherever the folder goes */
+	snprintf(path, sizeof(path), "%s/%s.gp", out, name);
+	text = slurp(path);
+	assert_non_null(text);
+	snprintf(title, sizeof(title), "set output '%s.png'", name);
+	assert_non_null(strstr(text, title));
+	assert_null(strstr(text, tmpdir));
+	free(text);
 	snprintf(title, sizeof(title), "%s.png", name);
 	if (vnic_plot_terminal())
 		assert_true(exists(title));
