@@ -21,13 +21,7 @@
 
 #include "app/app.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			__builtin_trap();                                                          \
-	} while (0)
+#include "check.h"
 
 /* The server's answers (docs/STATS.md: stable, scripts match them). */
 static const char *const err_empty = "error: empty request";
@@ -96,11 +90,11 @@ static enum vnic_ctl_req parse_checked(const uint8_t *data, size_t size, bool eo
 
 	got = vnic_ctl_parse_request((const char *)data, size, eof, &why);
 	want = reference(data, size, eof, &want_why);
-	CHECK(got == want);
+	FZ_CHECK(got == want);
 	if (want == VNIC_CTL_REQ_BAD)
-		CHECK(why && !strcmp(why, want_why));
+		FZ_CHECK(why && !strcmp(why, want_why));
 	else
-		CHECK(!why);
+		FZ_CHECK(!why);
 	return got;
 }
 
@@ -115,8 +109,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	open = parse_checked(data, size, false);
 	closed = parse_checked(data, size, true);
 	/* EOF only ends a line that had not ended */
-	CHECK(closed != VNIC_CTL_REQ_MORE);
-	CHECK(open == VNIC_CTL_REQ_MORE || open == closed);
+	FZ_CHECK(closed != VNIC_CTL_REQ_MORE);
+	FZ_CHECK(open == VNIC_CTL_REQ_MORE || open == closed);
 
 	/* what follows the first newline is never looked at */
 	nl = size ? memchr(data, '\n', size) : NULL;
@@ -124,8 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t line = (size_t)(nl - data) + 1;
 		const char *why;
 
-		CHECK(open != VNIC_CTL_REQ_MORE);
-		CHECK(vnic_ctl_parse_request((const char *)data, line, false, &why) == open);
+		FZ_CHECK(open != VNIC_CTL_REQ_MORE);
+		FZ_CHECK(vnic_ctl_parse_request((const char *)data, line, false, &why) == open);
 	}
 	return 0;
 }

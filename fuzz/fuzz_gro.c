@@ -30,13 +30,7 @@
 
 #include "net/net.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			__builtin_trap();                                                          \
-	} while (0)
+#include "check.h"
 
 enum {
 	MAX_FRAMES = 64, /* also the receive pool size: a multiple of 8 */
@@ -119,23 +113,23 @@ static void check_aggregate(struct vnic_pkt *pkt)
 {
 	const uint8_t *l3 = pkt->data + pkt->l2_len;
 
-	CHECK(pkt->gso_type == VNIC_GSO_TCPV4 || pkt->gso_type == VNIC_GSO_TCPV6 ||
-	      pkt->gso_type == (VNIC_GSO_TCPV4 | VNIC_GSO_TCP_ECN) ||
-	      pkt->gso_type == (VNIC_GSO_TCPV6 | VNIC_GSO_TCP_ECN));
-	CHECK(pkt->gso_segs <= VNIC_GSO_MAX_SEGS && pkt->gso_size > 0);
-	CHECK(pkt->ip_summed == VNIC_CSUM_PARTIAL && pkt->csum_offset == 16);
-	CHECK((uint32_t)pkt->csum_start + pkt->csum_offset + 2 <= pkt->len);
-	CHECK(pkt->flags & VNIC_PKT_F_PARSED);
-	CHECK((uint32_t)pkt->l2_len + pkt->l3_len + pkt->l4_len < pkt->len);
+	FZ_CHECK(pkt->gso_type == VNIC_GSO_TCPV4 || pkt->gso_type == VNIC_GSO_TCPV6 ||
+		 pkt->gso_type == (VNIC_GSO_TCPV4 | VNIC_GSO_TCP_ECN) ||
+		 pkt->gso_type == (VNIC_GSO_TCPV6 | VNIC_GSO_TCP_ECN));
+	FZ_CHECK(pkt->gso_segs <= VNIC_GSO_MAX_SEGS && pkt->gso_size > 0);
+	FZ_CHECK(pkt->ip_summed == VNIC_CSUM_PARTIAL && pkt->csum_offset == 16);
+	FZ_CHECK((uint32_t)pkt->csum_start + pkt->csum_offset + 2 <= pkt->len);
+	FZ_CHECK(pkt->flags & VNIC_PKT_F_PARSED);
+	FZ_CHECK((uint32_t)pkt->l2_len + pkt->l3_len + pkt->l4_len < pkt->len);
 	if (pkt->gso_type & VNIC_GSO_TCPV4) {
-		CHECK(vnic_csum_ip4_ok(l3, 20));
-		CHECK(rd16(l3 + 2) == pkt->len - pkt->l2_len);
+		FZ_CHECK(vnic_csum_ip4_ok(l3, 20));
+		FZ_CHECK(rd16(l3 + 2) == pkt->len - pkt->l2_len);
 	} else {
-		CHECK(rd16(l3 + 4) == pkt->len - pkt->l2_len - 40);
+		FZ_CHECK(rd16(l3 + 4) == pkt->len - pkt->l2_len - 40);
 	}
 	/* Whatever GRO builds, segmentation must accept and cut back into as many. */
-	CHECK(vnic_gso_count(pkt) == pkt->gso_segs);
-	CHECK(vnic_csum_help(pkt) == 0);
+	FZ_CHECK(vnic_gso_count(pkt) == pkt->gso_segs);
+	FZ_CHECK(vnic_csum_help(pkt) == 0);
 }
 
 static void out(void *ctx, struct vnic_pkt *pkt)
@@ -143,14 +137,14 @@ static void out(void *ctx, struct vnic_pkt *pkt)
 	struct run *r = ctx;
 	int c = rx_class(pkt);
 
-	CHECK(c >= 0 || pkt->pool == &agg_big || pkt->pool == &agg_small);
-	CHECK(!is_free(pkt));
-	CHECK(pkt->data >= pkt->head && pkt->len <= pkt->buf_size &&
-	      (size_t)(pkt->data - pkt->head) + pkt->len <= pkt->buf_size);
+	FZ_CHECK(c >= 0 || pkt->pool == &agg_big || pkt->pool == &agg_small);
+	FZ_CHECK(!is_free(pkt));
+	FZ_CHECK(pkt->data >= pkt->head && pkt->len <= pkt->buf_size &&
+		 (size_t)(pkt->data - pkt->head) + pkt->len <= pkt->buf_size);
 	/* Either the packet that went in, unchanged, or an aggregate. */
 	if (c < 0 || !track[c][pkt->index].in_gro || pkt->len != track[c][pkt->index].len ||
 	    digest(pkt->data, pkt->len) != track[c][pkt->index].digest) {
-		CHECK(pkt->gso_segs > 1);
+		FZ_CHECK(pkt->gso_segs > 1);
 		check_aggregate(pkt);
 	}
 	if (c >= 0)
@@ -209,8 +203,8 @@ static void feed(struct run *r, struct vnic_pkt_pool *pool, int c, const uint8_t
 	if (len > pool->buf_size - pool->headroom)
 		len = pool->buf_size - pool->headroom;
 	pkt = vnic_pkt_alloc(pool);
-	CHECK(pkt);
-	CHECK(vnic_pkt_copy_in(pkt, frame, len) == 0);
+	FZ_CHECK(pkt);
+	FZ_CHECK(vnic_pkt_copy_in(pkt, frame, len) == 0);
 	memcpy(prev, frame, len);
 	prev_len = len;
 
@@ -231,11 +225,11 @@ static void feed(struct run *r, struct vnic_pkt_pool *pool, int c, const uint8_t
 
 	merged = r->gro.stats.merged;
 	res = vnic_gro_receive(&r->gro, pkt);
-	CHECK(res == VNIC_GRO_MERGED || res == VNIC_GRO_HELD || res == VNIC_GRO_NORMAL);
-	CHECK((res == VNIC_GRO_MERGED) == (r->gro.stats.merged == merged + 1));
+	FZ_CHECK(res == VNIC_GRO_MERGED || res == VNIC_GRO_HELD || res == VNIC_GRO_NORMAL);
+	FZ_CHECK((res == VNIC_GRO_MERGED) == (r->gro.stats.merged == merged + 1));
 	if (res == VNIC_GRO_MERGED)
 		track[c][pkt->index].in_gro = false;
-	CHECK(r->gro.nheld <= VNIC_GRO_BUCKETS * VNIC_GRO_MAX_HELD);
+	FZ_CHECK(r->gro.nheld <= VNIC_GRO_BUCKETS * VNIC_GRO_MAX_HELD);
 	if (flags & 32)
 		vnic_gro_flush(&r->gro);
 }
@@ -269,12 +263,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	vnic_gro_flush(&r.gro);
 
-	CHECK(r.gro.nheld == 0);
+	FZ_CHECK(r.gro.nheld == 0);
 	for (int b = 0; b < VNIC_GRO_BUCKETS; b++)
-		CHECK(r.gro.buckets[b].count == 0);
-	CHECK(r.outputs == r.gro.stats.received - r.gro.stats.merged);
-	CHECK(r.outputs == r.gro.stats.normal + r.gro.stats.flushed);
-	CHECK(pool->nfree == pool->count);
-	CHECK(agg_big.nfree == agg_big.count && agg_small.nfree == agg_small.count);
+		FZ_CHECK(r.gro.buckets[b].count == 0);
+	FZ_CHECK(r.outputs == r.gro.stats.received - r.gro.stats.merged);
+	FZ_CHECK(r.outputs == r.gro.stats.normal + r.gro.stats.flushed);
+	FZ_CHECK(pool->nfree == pool->count);
+	FZ_CHECK(agg_big.nfree == agg_big.count && agg_small.nfree == agg_small.count);
 	return 0;
 }

@@ -26,9 +26,7 @@
 
 #include "net/net.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+#include "check.h"
 
 enum {
 	HDR_BYTES = 5,
@@ -58,7 +56,7 @@ static void setup_once(void)
 
 static uint16_t pick_type(uint8_t sel, uint8_t raw)
 {
-	static const uint16_t types[3] = { VNIC_GSO_TCPV4, VNIC_GSO_TCPV6, VNIC_GSO_UDP_L4 };
+	static const uint16_t types[3] = {VNIC_GSO_TCPV4, VNIC_GSO_TCPV6, VNIC_GSO_UDP_L4};
 	uint16_t type = (sel & 3) == 3 ? raw : types[sel & 3];
 
 	if (sel & 4)
@@ -75,29 +73,29 @@ static void check_segments(const struct vnic_pkt *in, int segs, unsigned int fla
 		struct vnic_pkt *seg = outs[i];
 		struct vnic_hdrs h;
 
-		CHECK(seg->len >= hdr);
-		CHECK(seg->len - hdr <= in->gso_size);
+		FZ_CHECK(seg->len >= hdr);
+		FZ_CHECK(seg->len - hdr <= in->gso_size);
 		/* Only the last segment may be short. */
-		CHECK(i + 1 == segs || seg->len - hdr == in->gso_size);
-		CHECK(seg->gso_type == VNIC_GSO_NONE && seg->gso_size == 0);
-		CHECK(seg->flags & VNIC_PKT_F_PARSED);
-		CHECK(seg->l2_len == in->l2_len && seg->l3_len == in->l3_len &&
-		      seg->l4_len == in->l4_len);
+		FZ_CHECK(i + 1 == segs || seg->len - hdr == in->gso_size);
+		FZ_CHECK(seg->gso_type == VNIC_GSO_NONE && seg->gso_size == 0);
+		FZ_CHECK(seg->flags & VNIC_PKT_F_PARSED);
+		FZ_CHECK(seg->l2_len == in->l2_len && seg->l3_len == in->l3_len &&
+			 seg->l4_len == in->l4_len);
 		total += seg->len - hdr;
 
 		if (flags & VNIC_GSO_F_CSUM_PARTIAL) {
-			CHECK(seg->ip_summed == VNIC_CSUM_PARTIAL);
-			CHECK(vnic_csum_help(seg) == 0);
+			FZ_CHECK(seg->ip_summed == VNIC_CSUM_PARTIAL);
+			FZ_CHECK(vnic_csum_help(seg) == 0);
 		}
-		CHECK(seg->ip_summed == VNIC_CSUM_NONE);
-		CHECK(vnic_parse_frame(seg->data, seg->len, &h) == VNIC_PARSE_OK);
-		CHECK(h.payload_off == hdr && h.payload_len == seg->len - hdr);
-		CHECK(h.l4_proto == in->l4_proto);
-		CHECK(vnic_csum_l4_ok(seg->data, &h));
+		FZ_CHECK(seg->ip_summed == VNIC_CSUM_NONE);
+		FZ_CHECK(vnic_parse_frame(seg->data, seg->len, &h) == VNIC_PARSE_OK);
+		FZ_CHECK(h.payload_off == hdr && h.payload_len == seg->len - hdr);
+		FZ_CHECK(h.l4_proto == in->l4_proto);
+		FZ_CHECK(vnic_csum_l4_ok(seg->data, &h));
 		if (in->l3_proto == VNIC_ETH_P_IP)
-			CHECK(vnic_csum_ip4_ok(seg->data + h.l3_off, h.l3_len));
+			FZ_CHECK(vnic_csum_ip4_ok(seg->data + h.l3_off, h.l3_len));
 	}
-	CHECK(total == in->len - hdr);
+	FZ_CHECK(total == in->len - hdr);
 }
 
 /* Would -ENOSPC be the right answer for count segments into n outputs? */
@@ -140,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	flags = (sel & 8) ? VNIC_GSO_F_CSUM_PARTIAL : VNIC_GSO_F_CSUM_COMPLETE;
 
 	count = vnic_gso_count(in);
-	CHECK(count == -EINVAL || (count >= 1 && count <= VNIC_GSO_MAX_SEGS));
+	FZ_CHECK(count == -EINVAL || (count >= 1 && count <= VNIC_GSO_MAX_SEGS));
 	n = OUT_COUNT;
 	if ((sel & 0x40) && count > 0)
 		n = (unsigned int)count - 1;
@@ -148,12 +146,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	meta = *in;
 	memcpy(before, in->data, in->len);
 	ret = vnic_gso_segment(in, outs, n, flags);
-	CHECK(memcmp(&meta, in, sizeof(meta)) == 0);
-	CHECK(memcmp(before, in->data, in->len) == 0);
+	FZ_CHECK(memcmp(&meta, in, sizeof(meta)) == 0);
+	FZ_CHECK(memcmp(before, in->data, in->len) == 0);
 
 	/* A non-GSO packet counts as one segment, but there is nothing to segment. */
 	if (count < 0 || in->gso_type == VNIC_GSO_NONE) {
-		CHECK(ret == -EINVAL);
+		FZ_CHECK(ret == -EINVAL);
 		return 0;
 	}
 	if (!(in->flags & VNIC_PKT_F_PARSED)) {
@@ -162,10 +160,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 	}
 	if (expect_nospace(in, count, n)) {
-		CHECK(ret == -ENOSPC);
+		FZ_CHECK(ret == -ENOSPC);
 		return 0;
 	}
-	CHECK(ret == count);
+	FZ_CHECK(ret == count);
 	check_segments(in, ret, flags);
 	return 0;
 }

@@ -13,40 +13,38 @@
 
 #include "net/net.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+#include "check.h"
 
 /* A packet of the largest size the library handles, with odd headroom. */
 enum { POOL_HEADROOM = 67, POOL_COUNT = 8 };
 
 static void check_hdrs(const struct vnic_hdrs *h, uint64_t len)
 {
-	CHECK(h->nvlan <= VNIC_MAX_VLANS);
-	CHECK(h->l2_len == VNIC_ETH_HLEN + VNIC_VLAN_HLEN * h->nvlan);
-	CHECK(h->l3_off == h->l2_len);
-	CHECK((uint64_t)h->l3_off + h->l3_len <= len);
+	FZ_CHECK(h->nvlan <= VNIC_MAX_VLANS);
+	FZ_CHECK(h->l2_len == VNIC_ETH_HLEN + VNIC_VLAN_HLEN * h->nvlan);
+	FZ_CHECK(h->l3_off == h->l2_len);
+	FZ_CHECK((uint64_t)h->l3_off + h->l3_len <= len);
 	/* L4 (parsed or not) starts right after the L3 header. */
-	CHECK(h->l4_off == h->l3_off + h->l3_len);
-	CHECK((uint64_t)h->l4_off + h->l3_payload_len <= len);
-	CHECK((uint64_t)h->l4_off + h->l4_len <= len);
-	CHECK(h->payload_off == (uint32_t)h->l4_off + h->l4_len);
+	FZ_CHECK(h->l4_off == h->l3_off + h->l3_len);
+	FZ_CHECK((uint64_t)h->l4_off + h->l3_payload_len <= len);
+	FZ_CHECK((uint64_t)h->l4_off + h->l4_len <= len);
+	FZ_CHECK(h->payload_off == (uint32_t)h->l4_off + h->l4_len);
 	/* Every byte is header, payload or trailer, for any accepted frame. */
-	CHECK((uint64_t)h->payload_off + h->payload_len + h->trailer_len == len);
+	FZ_CHECK((uint64_t)h->payload_off + h->payload_len + h->trailer_len == len);
 	if (h->flags & VNIC_HDRS_F_L4) {
-		CHECK(h->l4_len >= 8);
-		CHECK((uint64_t)h->l4_len + h->payload_len <= h->l3_payload_len);
+		FZ_CHECK(h->l4_len >= 8);
+		FZ_CHECK((uint64_t)h->l4_len + h->payload_len <= h->l3_payload_len);
 	} else {
-		CHECK(h->l4_len == 0);
+		FZ_CHECK(h->l4_len == 0);
 	}
 	if (h->flags & VNIC_HDRS_F_FRAG_FIRST)
-		CHECK(h->flags & VNIC_HDRS_F_FRAG);
+		FZ_CHECK(h->flags & VNIC_HDRS_F_FRAG);
 	if ((h->flags & VNIC_HDRS_F_FRAG) && !(h->flags & VNIC_HDRS_F_FRAG_FIRST))
-		CHECK(!(h->flags & VNIC_HDRS_F_L4));
+		FZ_CHECK(!(h->flags & VNIC_HDRS_F_L4));
 	/* The payload never reaches past the IP packet into the trailer. */
 	if (h->l3_proto == VNIC_ETH_P_IP || h->l3_proto == VNIC_ETH_P_IPV6)
-		CHECK((uint64_t)h->payload_off + h->payload_len <=
-		      (uint64_t)h->l4_off + h->l3_payload_len);
+		FZ_CHECK((uint64_t)h->payload_off + h->payload_len <=
+			 (uint64_t)h->l4_off + h->l3_payload_len);
 }
 
 static void check_pkt(const uint8_t *data, uint32_t len, enum vnic_parse_err want,
@@ -59,24 +57,24 @@ static void check_pkt(const uint8_t *data, uint32_t len, enum vnic_parse_err wan
 
 	if (!ready) {
 		/* Kept for the whole run: never freed, so never reported as a leak. */
-		CHECK(vnic_pkt_pool_init(&pool, POOL_COUNT, VNIC_PKT_MAX_LEN + POOL_HEADROOM,
-					 POOL_HEADROOM) == 0);
+		FZ_CHECK(vnic_pkt_pool_init(&pool, POOL_COUNT, VNIC_PKT_MAX_LEN + POOL_HEADROOM,
+					    POOL_HEADROOM) == 0);
 		ready = 1;
 	}
 	pkt = vnic_pkt_alloc(&pool);
-	CHECK(pkt);
-	CHECK(vnic_pkt_copy_in(pkt, data, len) == 0);
+	FZ_CHECK(pkt);
+	FZ_CHECK(vnic_pkt_copy_in(pkt, data, len) == 0);
 	err = vnic_parse_pkt(pkt);
-	CHECK(err == want);
+	FZ_CHECK(err == want);
 	if (err == VNIC_PARSE_OK) {
-		CHECK(pkt->flags & VNIC_PKT_F_PARSED);
-		CHECK(pkt->l2_len == h->l2_len && pkt->l3_len == h->l3_len);
-		CHECK(pkt->l4_len == h->l4_len && pkt->l3_proto == h->l3_proto);
-		CHECK(pkt->l4_proto == ((h->flags & VNIC_HDRS_F_L4) ? h->l4_proto : 0));
+		FZ_CHECK(pkt->flags & VNIC_PKT_F_PARSED);
+		FZ_CHECK(pkt->l2_len == h->l2_len && pkt->l3_len == h->l3_len);
+		FZ_CHECK(pkt->l4_len == h->l4_len && pkt->l3_proto == h->l3_proto);
+		FZ_CHECK(pkt->l4_proto == ((h->flags & VNIC_HDRS_F_L4) ? h->l4_proto : 0));
 	} else {
-		CHECK(!(pkt->flags & VNIC_PKT_F_PARSED));
+		FZ_CHECK(!(pkt->flags & VNIC_PKT_F_PARSED));
 	}
-	CHECK(memcmp(pkt->data, data, len) == 0);
+	FZ_CHECK(memcmp(pkt->data, data, len) == 0);
 	vnic_pkt_free(pkt);
 }
 
@@ -87,12 +85,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *name;
 
 	if (size > VNIC_PKT_MAX_LEN)
-		return -1;	/* not a frame the library can hold: keep it out of the corpus */
+		return -1; /* not a frame the library can hold: keep it out of the corpus */
 	err = vnic_parse_frame(data, (uint32_t)size, &h);
-	CHECK(err >= VNIC_PARSE_OK && err < VNIC_PARSE_ERR_MAX);
-	CHECK(err != VNIC_PARSE_L3_UNKNOWN);
+	FZ_CHECK(err >= VNIC_PARSE_OK && err < VNIC_PARSE_ERR_MAX);
+	FZ_CHECK(err != VNIC_PARSE_L3_UNKNOWN);
 	name = vnic_parse_strerror(err);
-	CHECK(name && strcmp(name, "unknown") != 0);
+	FZ_CHECK(name && strcmp(name, "unknown") != 0);
 	if (err == VNIC_PARSE_OK)
 		check_hdrs(&h, size);
 	check_pkt(data, (uint32_t)size, err, &h);

@@ -35,14 +35,7 @@
 #include "port/port.h"
 #include "proto/proto.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* A property the code under test broke: crash here, so libFuzzer keeps the input. */
-#define FZ_CHECK(cond)                                                                             \
-	do {                                                                                       \
-		if (!(cond))                                                                       \
-			__builtin_trap();                                                          \
-	} while (0)
+#include "check.h"
 
 /* --- the input ---------------------------------------------------------------------- */
 
