@@ -669,6 +669,9 @@ struct vnic_link_opts {
 	const char *ifname;		/* the TAP's name inside its namespace */
 	struct vnic_pcap_opts pcap;
 	const char *backing;
+	const char *backing_ns;		/* the namespace the backing is in; NULL: ours */
+	enum vnic_afpacket_ring backing_ring;
+	bool mtu_given;			/* --mtu: else a backing's MTU is taken */
 	double duration_s;		/* 0 = until a signal */
 	uint32_t tap_batch;
 	bool no_vnet_hdr;

@@ -80,6 +80,8 @@ struct link {
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
 	struct vnic_wire *backing;
+	uint32_t backing_mtu;		/* the backing interface's, seen at the check */
+	int backing_ns_fd;		/* --backing-ns, opened at the check; -1: ours */
 	FILE *pcap_file;		/* --pcap, opened before anything is built */
 	struct vnic_pcap *pcap;
 	struct vnic_ctl *ctl;
@@ -102,7 +104,7 @@ enum {
 	OPT_NS_A = 256, OPT_NS_B, OPT_ADDR_A, OPT_ADDR_B, OPT_ADDR6_A, OPT_ADDR6_B, OPT_IFNAME,
 	OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH, OPT_NO_VNET_HDR, OPT_NAME,
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
-	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS,
+	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS, OPT_BACKING_NS, OPT_BACKING_RING,
 };
 
 static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
@@ -123,6 +125,8 @@ static const struct option own_opts[] = {
 	{ "pcap-count", required_argument, NULL, OPT_PCAP_COUNT },
 	{ "pcap-lossless", no_argument, NULL, OPT_PCAP_LOSSLESS },
 	{ "backing", required_argument, NULL, OPT_BACKING },
+	{ "backing-ns", required_argument, NULL, OPT_BACKING_NS },
+	{ "backing-ring", required_argument, NULL, OPT_BACKING_RING },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
 	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
@@ -147,7 +151,11 @@ static void usage(FILE *f)
 	      "  --addr6-a A/P, --addr6-b A/P IPv6 (fd00:99::1/64, fd00:99::2/64; or 'none')\n"
 	      "  --ifname NAME       the TAP's name in each namespace (vnic0)\n"
 	      "  --backing IFNAME    back the vNIC's device with IFNAME through AF_PACKET instead\n"
-	      "                      of the cable: one vNIC, one namespace (A); no cable options\n"
+	      "                      of the cable: one vNIC, one namespace (A); no cable options;\n"
+	      "                      without --mtu, the vNIC takes IFNAME's MTU (at most 9000)\n"
+	      "  --backing-ns NAME   the namespace IFNAME is in (default: vnic's own)\n"
+	      "  --backing-ring v2|v3  AF_PACKET receive ring: per-frame (v2, default) or\n"
+	      "                      blocks retired after 1 ms (v3: fewer wake-ups, slower alone)\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
 	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
 	      "  --pcap-count N      stop capturing after N frames\n"
@@ -216,6 +224,24 @@ static int parse_opt(void *ctx, int c, const char *a)
 		o->backing = a;
 		err = check_ifname("--backing", a);
 		break;
+	case OPT_BACKING_NS:
+		o->backing_ns = a;
+		if (!*a || strchr(a, '/') || !strcmp(a, ".") || !strcmp(a, "..")) {
+			fprintf(stderr, "vnic: --backing-ns: '%s' is not a namespace name (as in "
+				"ip netns)\n", a);
+			err = -EINVAL;
+		}
+		break;
+	case OPT_BACKING_RING:
+		if (!strcmp(a, "v2")) {
+			o->backing_ring = VNIC_AFPACKET_RING_V2;
+		} else if (!strcmp(a, "v3")) {
+			o->backing_ring = VNIC_AFPACKET_RING_V3;
+		} else {
+			fprintf(stderr, "vnic: --backing-ring: '%s' is not v2 or v3\n", a);
+			err = -EINVAL;
+		}
+		break;
 	case OPT_DURATION:
 		err = vnic_arg_double("--duration", a, 0.1, 1e9, &o->duration_s);
 		break;
@@ -240,6 +266,8 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	default:
 		err = vnic_topo_opt_parse(c, a, &o->topo, &o->groups_set);
+		if (!err && vnic_opts_long_name(c) && !strcmp(vnic_opts_long_name(c), "mtu"))
+			o->mtu_given = true;
 		break;
 	}
 	return err;
@@ -274,6 +302,11 @@ static int settle(struct vnic_link_opts *o)
 	if (o->backing && (o->groups_set & (1u << VNIC_OPTG_CABLE))) {
 		fputs("vnic link: the cable options (--rate, --delay-us, --loss, --reorder, "
 		      "--corrupt, --seed) shape the cable; with --backing there is none\n",
+		      stderr);
+		return -EINVAL;
+	}
+	if (!o->backing && (o->backing_ns || o->backing_ring != VNIC_AFPACKET_RING_V2)) {
+		fputs("vnic link: --backing-ns and --backing-ring shape a backing: give --backing\n",
 		      stderr);
 		return -EINVAL;
 	}
@@ -523,7 +556,21 @@ static int build(struct link *l)
 		l->side[s].cpu = &l->side[s].own_cpu;
 	}
 	if (l->o->backing) {
-		err = vnic_afpacket_create(&l->backing, l->o->backing, t->drv.mtu, l->side[0].cpu);
+		/*
+		 * The wire carries what the interface carries, up to the vNIC's
+		 * largest: `vnic set NAME mtu` can then raise the vNIC's MTU up to
+		 * the backing's without a new wire (the device holds frames to
+		 * the negotiated MTU itself).
+		 */
+		struct vnic_afpacket_config acfg = {
+			.mtu = l->backing_mtu < VNIC_DRV_MAX_MTU ? l->backing_mtu : VNIC_DRV_MAX_MTU,
+			.ring = l->o->backing_ring,
+			.netns_fd = l->backing_ns_fd,
+		};
+
+		if (acfg.mtu < t->drv.mtu)
+			acfg.mtu = t->drv.mtu;
+		err = vnic_afpacket_create(&l->backing, l->o->backing, &acfg, l->side[0].cpu);
 		if (err == -ENODEV)
 			return fail("--backing: no interface called %s", l->o->backing);
 		if (err == -EPROTONOSUPPORT || err == -EINVAL)
@@ -832,6 +879,8 @@ static void teardown(struct link *l)
 		vnic_cable_destroy(l->cable);
 	if (l->backing)
 		vnic_afpacket_destroy(l->backing);
+	if (l->backing_ns_fd >= 0)
+		close(l->backing_ns_fd);
 	vnic_pcap_close(l->pcap);
 	if (l->pcap_file)
 		fclose(l->pcap_file);
@@ -1126,7 +1175,10 @@ static void print_ready(const struct link *l)
 			sd->has6 ? sd->a6.prefix : 0);
 	}
 	if (l->backing)
-		fprintf(f, "vnic link: the device is backed by %s (AF_PACKET)\n", l->o->backing);
+		fprintf(f, "vnic link: the device is backed by %s%s%s (AF_PACKET, TPACKET_%s)\n",
+			l->o->backing, l->o->backing_ns ? " in namespace " : "",
+			l->o->backing_ns ? l->o->backing_ns : "",
+			l->o->backing_ring == VNIC_AFPACKET_RING_V2 ? "V2" : "V3");
 	if (l->pcap) {
 		fprintf(f, "vnic link: capturing the wire to %s", l->o->pcap.path);
 		if (l->o->pcap.snaplen)
@@ -1192,8 +1244,12 @@ static void report_json(const struct link *l, double secs, const struct totals *
 		vnic_json_close(&j);
 	}
 	vnic_json_array_close(&j);
-	if (l->backing)
+	if (l->backing) {
 		vnic_json_str(&j, "backing", l->o->backing);
+		if (l->o->backing_ns)
+			vnic_json_str(&j, "backing_ns", l->o->backing_ns);
+		vnic_json_str(&j, "backing_ring", vnic_afpacket_ring_name(l->o->backing_ring));
+	}
 	vnic_json_object(&j, "policies");
 	for (unsigned int i = 0; i < np && i < 16; i++)
 		vnic_json_str(&j, kv[i].key, kv[i].value);
@@ -1345,22 +1401,36 @@ static const char *link_type_name(uint16_t type)
 /*
  * Checks a backing interface before anything is built: an Ethernet device
  * that is not loopback (docs/LINK.md, "What a backing exposes, and to
- * whom"), up, and carrying our MTU.
+ * whom"), up, and carrying our MTU; without --mtu, the vNIC takes its MTU.
+ * With --backing-ns the interface is looked up in that namespace, whose fd
+ * stays open for the wire to be made there.
  */
-static int check_backing(const struct vnic_link_opts *o)
+static int check_backing(struct link *l)
 {
+	struct vnic_link_opts *o = l->o;
 	struct vnic_nl_link li = { 0 };
+	const char *where = "";
+	char in_ns[96] = "";
 	struct vnic_nl root;
 	int idx, err;
 
-	err = vnic_nl_open(&root, -1);
+	if (o->backing_ns) {
+		l->backing_ns_fd = vnic_netns_open(o->backing_ns);
+		if (l->backing_ns_fd < 0)
+			return fail("--backing-ns %s: %s", o->backing_ns,
+				    l->backing_ns_fd == -ENOENT ? "no such namespace (ip netns list)"
+								: strerror(-l->backing_ns_fd));
+		snprintf(in_ns, sizeof(in_ns), " in namespace %s", o->backing_ns);
+		where = in_ns;
+	}
+	err = vnic_nl_open(&root, l->backing_ns_fd);
 	if (err)
 		return fail("rtnetlink: %s", strerror(-err));
 	idx = vnic_nl_link_index(&root, o->backing);
 	err = idx > 0 ? vnic_nl_link_get(&root, idx, &li) : idx;
 	vnic_nl_close(&root);
 	if (idx <= 0 || err == -ENODEV)
-		return fail("--backing: no interface called %s", o->backing);
+		return fail("--backing: no interface called %s%s", o->backing, where);
 	if (err)
 		return fail("--backing %s: %s", o->backing, strerror(-err));
 	if ((li.flags & IFF_LOOPBACK) || li.type == ARPHRD_LOOPBACK)
@@ -1371,10 +1441,23 @@ static int check_backing(const struct vnic_link_opts *o)
 			    "the wire carries Ethernet frames", o->backing, li.type,
 			    link_type_name(li.type));
 	if (!(li.flags & IFF_UP))
-		return fail("--backing: %s is down (ip link set %s up)", o->backing, o->backing);
-	if (li.mtu < o->topo.drv.mtu)
+		return fail("--backing: %s%s is down (ip link set %s up)", o->backing, where,
+			    o->backing);
+	if (!o->mtu_given) {
+		uint32_t mtu = li.mtu < VNIC_DRV_MAX_MTU ? li.mtu : VNIC_DRV_MAX_MTU;
+
+		if (mtu < VNIC_DRV_MIN_MTU)
+			return fail("--backing %s: its MTU %u is below the vNIC's smallest, %u",
+				    o->backing, li.mtu, VNIC_DRV_MIN_MTU);
+		if (mtu != o->topo.drv.mtu)
+			fprintf(stderr, "vnic link: MTU %u, %s's%s (--mtu N to choose)\n", mtu,
+				o->backing, li.mtu > mtu ? ", at most the vNIC's" : "");
+		o->topo.drv.mtu = mtu;
+	} else if (li.mtu < o->topo.drv.mtu) {
 		return fail("--mtu %u is larger than %s's MTU %u", o->topo.drv.mtu, o->backing,
 			    li.mtu);
+	}
+	l->backing_mtu = li.mtu;
 	return 0;
 }
 
@@ -1412,12 +1495,15 @@ int vnic_cmd_link(int argc, char **argv)
 	}
 	l->o = &o;
 	l->nsides = o.backing ? 1 : SIDES;
+	l->backing_ns_fd = -1;
 	for (unsigned int s = 0; s < SIDES; s++) {
 		l->side[s].ns_fd = -1;
 		l->side[s].nl.fd = -1;
 		l->side[s].events.fd = -1;
 	}
-	if (preflight() || parse_addrs(l) || (o.backing && check_backing(&o)) || open_outputs(l)) {
+	if (preflight() || (o.backing && check_backing(l)) || parse_addrs(l) || open_outputs(l)) {
+		if (l->backing_ns_fd >= 0)
+			close(l->backing_ns_fd);
 		free(l);
 		return 1;
 	}

@@ -3,15 +3,20 @@
  * A struct vnic_wire on a real interface: one AF_PACKET socket (contract in
  * port.h).
  *
- * rx: TPACKET_V3. The kernel fills blocks of frames and hands a block over
- * (block_status TP_STATUS_USER) when it is full or after the retire timeout;
- * we hand it back (TP_STATUS_KERNEL) when the device has released every
- * frame in it. The device peeks frames in place (packets wrapping the ring
+ * rx: a ring the kernel writes frames into, in one of two layouts
+ * (struct vnic_afpacket_config.ring):
+ *   - TPACKET_V2: a status word per frame. The kernel marks each frame
+ *     TP_STATUS_USER as it lands and wakes a waiter for each; we hand each
+ *     back (TP_STATUS_KERNEL) when the device has released it. A lone frame
+ *     is seen within microseconds: the default.
+ *   - TPACKET_V3: blocks of frames. The kernel hands a block over (its
+ *     block_status TP_STATUS_USER) when it is full or after the retire
+ *     timeout, and wakes a waiter once per block; we hand it back when every
+ *     frame in it is released. Fewer wake-ups under load, but a lone frame
+ *     waits for the block timeout (1 ms, the smallest the kernel takes)
+ *     before anyone sees it, which is a request/response's whole budget.
+ * Either way the device peeks frames in place (packets wrapping the ring
  * memory, no copy: the device copies each into a posted rx buffer anyway).
- * V3 trades latency for fewer wake-ups: a lone frame waits for the block
- * timeout (1 ms, the smallest) before anyone sees it; under load blocks fill
- * and retire at once. Requests/responses that need tens of microseconds
- * would want TPACKET_V2 (per-frame status) or AF_XDP instead.
  *
  * Notification: the socket's fd is registered with the receiving device's
  * cpu. While the device's rx irq is armed the fd is watched; the poller run
@@ -40,6 +45,8 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +61,7 @@
 enum {
 	AFP_BLOCK_SIZE = 1 << 17, /* 128 KiB: even a 64 KiB frame fits whole */
 	AFP_BLOCK_NR = 32,
+	AFP_RING_BYTES = AFP_BLOCK_SIZE * AFP_BLOCK_NR, /* 4 MiB, either layout */
 	AFP_FRAME_SIZE = 2048, /* V3 ignores it but for the ring's sanity checks */
 	AFP_RETIRE_TOV_MS = 1,
 	AFP_RX_SHELLS = 64,		  /* frames one peek may return */
@@ -81,9 +89,15 @@ struct afp_wire {
 	struct vnic_poller poller vnic_cacheline_aligned;
 	uint8_t *ring;
 	size_t ring_len;
+	int version;	   /* TPACKET_V2 or TPACKET_V3 */
+	/* V3 */
 	uint32_t blk;	   /* block the cursor is in */
 	uint32_t blk_left; /* frames of it not yet released; 0: not ours yet */
 	uint8_t *cur;	   /* next frame to release */
+	/* V2: frame slots of slot_size bytes, slot_nr of them */
+	uint32_t slot;	   /* next frame to release */
+	uint32_t slot_nr;
+	uint32_t slot_size;
 	unsigned int peeked;
 	bool armed;
 	uint32_t watching;
@@ -112,21 +126,39 @@ static struct tpacket_block_desc *block(struct afp_wire *a, uint32_t i)
 	return (struct tpacket_block_desc *)(void *)(a->ring + (size_t)i * AFP_BLOCK_SIZE);
 }
 
-/* The kernel wrote the block (smp_wmb) before setting TP_STATUS_USER: acquire. */
-static bool block_ready(struct tpacket_block_desc *b)
+/*
+ * The kernel wrote the frame or block (smp_wmb) before setting
+ * TP_STATUS_USER: an acquire load orders our reads of it after that.
+ */
+static bool status_user(uint32_t *status)
 {
-	return __atomic_load_n(&b->hdr.bh1.block_status, __ATOMIC_ACQUIRE) & TP_STATUS_USER;
+	return __atomic_load_n(status, __ATOMIC_ACQUIRE) & TP_STATUS_USER;
 }
 
-/* Our reads of the block happen before the kernel may refill it: release. */
+/* Our reads of the frame or block happen before the kernel may refill it: release. */
+static void status_return(uint32_t *status)
+{
+	__atomic_store_n(status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+}
+
+static bool block_ready(struct tpacket_block_desc *b)
+{
+	return status_user(&b->hdr.bh1.block_status);
+}
+
 static void block_return(struct tpacket_block_desc *b)
 {
-	__atomic_store_n(&b->hdr.bh1.block_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+	status_return(&b->hdr.bh1.block_status);
+}
+
+static struct tpacket2_hdr *slot_hdr(struct afp_wire *a, uint32_t i)
+{
+	return (struct tpacket2_hdr *)(void *)(a->ring + (size_t)i * a->slot_size);
 }
 
 /* ---- rx cursor --------------------------------------------------------------- */
 
-/* Makes the cursor point at a frame we own; false if none is ready. */
+/* V3: makes the cursor point at a frame we own; false if none is ready. */
 static bool cursor_load(struct afp_wire *a)
 {
 	while (!a->blk_left) {
@@ -149,7 +181,7 @@ static bool cursor_load(struct afp_wire *a)
 	return true;
 }
 
-/* The frame after f in its block, or NULL at the block's end (or a bad offset). */
+/* V3: the frame after f in its block, or NULL at the block's end (or a bad offset). */
 static uint8_t *frame_next(struct afp_wire *a, uint8_t *f, uint32_t left)
 {
 	const struct tpacket3_hdr *h = (const void *)f;
@@ -162,11 +194,17 @@ static uint8_t *frame_next(struct afp_wire *a, uint8_t *f, uint32_t left)
 	return f + h->tp_next_offset;
 }
 
-/* Releases the frame under the cursor, and its block after its last frame. */
+/* Releases the frame under the cursor, and (V3) its block after its last frame. */
 static void cursor_advance(struct afp_wire *a)
 {
-	uint8_t *next = frame_next(a, a->cur, a->blk_left);
+	uint8_t *next;
 
+	if (a->version == TPACKET_V2) {
+		status_return(&slot_hdr(a, a->slot)->tp_status);
+		a->slot = a->slot + 1 == a->slot_nr ? 0 : a->slot + 1;
+		return;
+	}
+	next = frame_next(a, a->cur, a->blk_left);
 	a->blk_left--;
 	if (next && a->blk_left) {
 		a->cur = next;
@@ -175,6 +213,78 @@ static void cursor_advance(struct afp_wire *a)
 	block_return(block(a, a->blk));
 	a->blk_left = 0;
 	a->blk = (a->blk + 1) % AFP_BLOCK_NR;
+}
+
+/* The frame under the cursor, if one is ready. */
+static uint8_t *cursor_frame(struct afp_wire *a)
+{
+	if (a->version == TPACKET_V2) {
+		struct tpacket2_hdr *h = slot_hdr(a, a->slot);
+
+		return status_user(&h->tp_status) ? (uint8_t *)h : NULL;
+	}
+	return cursor_load(a) ? a->cur : NULL;
+}
+
+/*
+ * The ready frame after f (the i-th from the cursor, i >= 1 counting f as
+ * i - 1), without releasing anything; NULL if none is ready. V3 stays in
+ * the cursor's block: the next block is seen once this one is released.
+ */
+static uint8_t *peek_next(struct afp_wire *a, uint8_t *f, uint32_t i)
+{
+	if (a->version == TPACKET_V2) {
+		struct tpacket2_hdr *h;
+
+		if (i >= a->slot_nr)
+			return NULL;
+		h = slot_hdr(a, (a->slot + i) % a->slot_nr);
+		return status_user(&h->tp_status) ? (uint8_t *)h : NULL;
+	}
+	return frame_next(a, f, a->blk_left - (i - 1));
+}
+
+/*
+ * One frame's header fields, whichever the layout: frame_take() rewrites
+ * them in place (a VLAN tag put back), so that a second peek of the same
+ * frame finds it already done.
+ */
+struct afp_hdr {
+	uint32_t *status;
+	uint32_t *len;
+	uint32_t *snaplen;
+	uint16_t *mac;
+	uint16_t vlan_tci;
+	uint16_t vlan_tpid;
+	size_t room; /* bytes from the frame's start to the end of its slot or block */
+	size_t hdrlen;
+};
+
+static void hdr_view(struct afp_wire *a, uint8_t *f, struct afp_hdr *v)
+{
+	if (a->version == TPACKET_V2) {
+		struct tpacket2_hdr *h = (void *)f;
+
+		v->status = &h->tp_status;
+		v->len = &h->tp_len;
+		v->snaplen = &h->tp_snaplen;
+		v->mac = &h->tp_mac;
+		v->vlan_tci = h->tp_vlan_tci;
+		v->vlan_tpid = h->tp_vlan_tpid;
+		v->room = a->slot_size;
+		v->hdrlen = TPACKET2_HDRLEN;
+	} else {
+		struct tpacket3_hdr *h = (void *)f;
+
+		v->status = &h->tp_status;
+		v->len = &h->tp_len;
+		v->snaplen = &h->tp_snaplen;
+		v->mac = &h->tp_mac;
+		v->vlan_tci = (uint16_t)h->hv1.tp_vlan_tci;
+		v->vlan_tpid = h->hv1.tp_vlan_tpid;
+		v->room = AFP_BLOCK_SIZE - (size_t)(f - (uint8_t *)block(a, a->blk));
+		v->hdrlen = TPACKET3_HDRLEN;
+	}
 }
 
 enum take { TAKE_OK, TAKE_OUTGOING, TAKE_TRUNCATED, TAKE_TOO_BIG };
@@ -187,55 +297,55 @@ enum take { TAKE_OK, TAKE_OUTGOING, TAKE_TRUNCATED, TAKE_TOO_BIG };
  */
 static enum take frame_take(struct afp_wire *a, uint8_t *f, struct vnic_pkt *shell)
 {
-	struct tpacket3_hdr *h = (void *)f;
-	const struct sockaddr_ll *sll = (const void *)(f + TPACKET_ALIGN(sizeof(*h)));
-	uint8_t *base = (uint8_t *)block(a, a->blk);
-	size_t off = (size_t)(f - base);
+	struct afp_hdr h;
+	const struct sockaddr_ll *sll;
+	uint32_t tag;
 
+	hdr_view(a, f, &h);
+	sll = (const void *)(f + h.hdrlen - sizeof(*sll));
 	/* our own and the host's transmissions are leaving the wire, not arriving */
 	if (sll->sll_pkttype == PACKET_OUTGOING)
 		return TAKE_OUTGOING;
-	if (h->tp_mac + (size_t)h->tp_snaplen > AFP_BLOCK_SIZE - off || h->tp_snaplen < h->tp_len)
-		return TAKE_TRUNCATED;
 	/* GRO or LRO on the interface, or a larger MTU: never truncate */
-	if (h->tp_len > a->wire.frame_size)
+	tag = *h.status & TP_STATUS_VLAN_VALID ? VNIC_VLAN_HLEN : 0;
+	if (*h.len + tag > a->wire.frame_size)
 		return TAKE_TOO_BIG;
+	if (*h.mac + (size_t)*h.snaplen > h.room || *h.snaplen < *h.len)
+		return TAKE_TRUNCATED;
 	/*
 	 * The kernel took the VLAN tag out of the frame (it was accelerated or
 	 * untagged on receive); a wire carries it inline. PACKET_RESERVE left
 	 * room in front of the MAC header to put it back.
 	 */
-	if (h->tp_status & TP_STATUS_VLAN_VALID) {
-		uint16_t tpid = h->tp_status & TP_STATUS_VLAN_TPID_VALID ? h->hv1.tp_vlan_tpid
-									 : VNIC_ETH_P_8021Q;
-		uint8_t *mac = f + h->tp_mac;
+	if (tag) {
+		uint16_t tpid = *h.status & TP_STATUS_VLAN_TPID_VALID ? h.vlan_tpid
+								      : VNIC_ETH_P_8021Q;
+		uint8_t *mac = f + *h.mac;
 
-		if (h->tp_mac < TPACKET3_HDRLEN + VNIC_VLAN_HLEN || h->tp_snaplen < 12)
+		if (*h.mac < h.hdrlen + VNIC_VLAN_HLEN || *h.snaplen < 12)
 			return TAKE_TRUNCATED;
 		memmove(mac - VNIC_VLAN_HLEN, mac, 12);
 		mac[8] = (uint8_t)(tpid >> 8);
 		mac[9] = (uint8_t)tpid;
-		mac[10] = (uint8_t)(h->hv1.tp_vlan_tci >> 8);
-		mac[11] = (uint8_t)h->hv1.tp_vlan_tci;
-		h->tp_mac -= VNIC_VLAN_HLEN;
-		h->tp_snaplen += VNIC_VLAN_HLEN;
-		h->tp_len += VNIC_VLAN_HLEN;
-		h->tp_status &= ~(uint32_t)(TP_STATUS_VLAN_VALID | TP_STATUS_VLAN_TPID_VALID);
-		if (h->tp_len > a->wire.frame_size)
-			return TAKE_TOO_BIG;
+		mac[10] = (uint8_t)(h.vlan_tci >> 8);
+		mac[11] = (uint8_t)h.vlan_tci;
+		*h.mac = (uint16_t)(*h.mac - VNIC_VLAN_HLEN);
+		*h.snaplen += VNIC_VLAN_HLEN;
+		*h.len += VNIC_VLAN_HLEN;
+		*h.status &= ~(uint32_t)(TP_STATUS_VLAN_VALID | TP_STATUS_VLAN_TPID_VALID);
 	}
 	memset(shell, 0, sizeof(*shell));
 	shell->head = f;
-	shell->data = f + h->tp_mac;
-	shell->len = h->tp_snaplen;
-	shell->buf_size = (uint32_t)(AFP_BLOCK_SIZE - off);
-	if (h->tp_status & TP_STATUS_CSUMNOTREADY) {
+	shell->data = f + *h.mac;
+	shell->len = *h.snaplen;
+	shell->buf_size = (uint32_t)h.room;
+	if (*h.status & TP_STATUS_CSUMNOTREADY) {
 		struct vnic_hdrs hdrs;
 
 		if (vnic_parse_frame(shell->data, shell->len, &hdrs) == VNIC_PARSE_OK &&
 		    vnic_csum_l4_set(shell->data, &hdrs) == 0)
 			vnic_ctr_add(&a->rx.csum_fixed, 1);
-		h->tp_status &= ~(uint32_t)TP_STATUS_CSUMNOTREADY;
+		*h.status &= ~(uint32_t)TP_STATUS_CSUMNOTREADY;
 	}
 	return TAKE_OK;
 }
@@ -254,7 +364,6 @@ static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, u
 {
 	struct afp_wire *a = to_afp(w);
 	unsigned int got = 0;
-	uint32_t left;
 	uint8_t *f;
 
 	if (n > AFP_RX_SHELLS)
@@ -264,19 +373,16 @@ static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, u
 	for (;;) {
 		enum take why;
 
-		if (!n || !cursor_load(a))
+		if (!n || (f = cursor_frame(a)) == NULL)
 			return 0;
-		why = frame_take(a, a->cur, &a->shells[0]);
+		why = frame_take(a, f, &a->shells[0]);
 		if (why == TAKE_OK)
 			break;
 		skip_frame(a, why);
 	}
-	/* then good frames up to the first one it would not see, in this block */
+	/* then good frames up to the first one it would not see (V3: in this block) */
 	frames[got++] = &a->shells[0];
-	f = a->cur;
-	left = a->blk_left;
-	while (got < n && (f = frame_next(a, f, left)) != NULL) {
-		left--;
+	while (got < n && (f = peek_next(a, f, got)) != NULL) {
 		if (frame_take(a, f, &a->shells[got]) != TAKE_OK)
 			break;
 		frames[got] = &a->shells[got];
@@ -305,6 +411,8 @@ static void afp_rx_release(struct vnic_wire *w, unsigned int n)
 
 static bool rx_ready(struct afp_wire *a)
 {
+	if (a->version == TPACKET_V2)
+		return status_user(&slot_hdr(a, a->slot)->tp_status);
 	return a->blk_left || block_ready(block(a, a->blk));
 }
 
@@ -501,15 +609,131 @@ static int check_device(int fd, int ifindex)
 	return ifr.ifr_hwaddr.sa_family == ARPHRD_ETHER ? 0 : -EPROTONOSUPPORT;
 }
 
+/*
+ * V2 slots hold one frame each, whole: header, reserve and the largest frame,
+ * rounded up to a power of two so that slots tile the blocks.
+ */
+static uint32_t v2_slot_size(uint32_t frame_size)
+{
+	uint32_t need = TPACKET_ALIGN(TPACKET2_HDRLEN) + VNIC_VLAN_HLEN + frame_size +
+			TPACKET_ALIGNMENT, size = AFP_FRAME_SIZE;
+
+	while (size < need)
+		size <<= 1;
+	return size;
+}
+
+static int setup_ring(struct afp_wire *a)
+{
+	union {
+		struct tpacket_req v2;
+		struct tpacket_req3 v3;
+	} req;
+	size_t len;
+	int err;
+
+	memset(&req, 0, sizeof(req));
+	err = sockopt_int(a->fd, PACKET_VERSION, a->version);
+	if (err)
+		return err;
+	/* room in front of each frame for a VLAN tag the kernel took out */
+	err = sockopt_int(a->fd, PACKET_RESERVE, VNIC_VLAN_HLEN);
+	if (err)
+		return err;
+	if (a->version == TPACKET_V2) {
+		uint32_t block_size = AFP_BLOCK_SIZE;
+
+		a->slot_size = v2_slot_size(a->wire.frame_size);
+		if (block_size < a->slot_size)
+			block_size = a->slot_size;
+		req.v2.tp_block_size = block_size;
+		req.v2.tp_block_nr = AFP_RING_BYTES / block_size;
+		req.v2.tp_frame_size = a->slot_size;
+		a->slot_nr = req.v2.tp_frame_nr = AFP_RING_BYTES / a->slot_size;
+		len = AFP_RING_BYTES;
+	} else {
+		req.v3.tp_block_size = AFP_BLOCK_SIZE;
+		req.v3.tp_block_nr = AFP_BLOCK_NR;
+		req.v3.tp_frame_size = AFP_FRAME_SIZE;
+		req.v3.tp_frame_nr = AFP_BLOCK_SIZE / AFP_FRAME_SIZE * AFP_BLOCK_NR;
+		req.v3.tp_retire_blk_tov = AFP_RETIRE_TOV_MS;
+		len = AFP_RING_BYTES;
+	}
+	if (setsockopt(a->fd, SOL_PACKET, PACKET_RX_RING, &req,
+		       a->version == TPACKET_V2 ? sizeof(req.v2) : sizeof(req.v3)) < 0)
+		return -errno;
+	a->ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+	if (a->ring == MAP_FAILED) {
+		a->ring = NULL;
+		return -errno;
+	}
+	a->ring_len = len;
+	return 0;
+}
+
+/*
+ * The socket and the interface's index, in the namespace the interface is
+ * in: a packet socket belongs to the namespace it was created in for its
+ * whole life, and the name is looked up there too.
+ */
+struct afp_make {
+	const char *ifname;
+	int netns_fd;
+	int fd;
+	int ifindex;
+	int err;
+};
+
+static void make_here(struct afp_make *m)
+{
+	/* protocol 0: nothing arrives before bind, so the ring starts clean */
+	m->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (m->fd < 0) {
+		m->err = errno == EACCES ? -EPERM : -errno;
+		return;
+	}
+	m->ifindex = (int)if_nametoindex(m->ifname);
+	if (!m->ifindex) {
+		m->err = -ENODEV;
+		close(m->fd);
+		m->fd = -1;
+	}
+}
+
+static void *make_thread(void *arg)
+{
+	struct afp_make *m = arg;
+
+	if (setns(m->netns_fd, CLONE_NEWNET)) {
+		m->err = -errno;
+		return NULL;
+	}
+	make_here(m);
+	return NULL;
+}
+
+/* A helper thread enters the namespace, so the caller's threads never change it. */
+static int make_socket(struct afp_wire *a, const char *ifname, int netns_fd)
+{
+	struct afp_make m = {.ifname = ifname, .netns_fd = netns_fd, .fd = -1};
+	pthread_t th;
+	int err;
+
+	if (netns_fd > 0) {
+		err = -pthread_create(&th, NULL, make_thread, &m);
+		if (err)
+			return err;
+		pthread_join(th, NULL);
+	} else {
+		make_here(&m);
+	}
+	a->fd = m.fd;
+	a->ifindex = m.ifindex;
+	return m.err;
+}
+
 static int open_socket(struct afp_wire *a)
 {
-	struct tpacket_req3 req = {
-		.tp_block_size = AFP_BLOCK_SIZE,
-		.tp_block_nr = AFP_BLOCK_NR,
-		.tp_frame_size = AFP_FRAME_SIZE,
-		.tp_frame_nr = AFP_BLOCK_SIZE / AFP_FRAME_SIZE * AFP_BLOCK_NR,
-		.tp_retire_blk_tov = AFP_RETIRE_TOV_MS,
-	};
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET,
 		.sll_protocol = htons(ETH_P_ALL),
@@ -518,28 +742,12 @@ static int open_socket(struct afp_wire *a)
 	struct packet_mreq mr = {.mr_ifindex = a->ifindex, .mr_type = PACKET_MR_PROMISC};
 	int err;
 
-	/* protocol 0: nothing arrives before bind, so the ring starts clean */
-	a->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (a->fd < 0)
-		return errno == EACCES ? -EPERM : -errno;
 	err = check_device(a->fd, a->ifindex);
 	if (err)
 		return err;
-	err = sockopt_int(a->fd, PACKET_VERSION, TPACKET_V3);
+	err = setup_ring(a);
 	if (err)
 		return err;
-	/* room in front of each frame for a VLAN tag the kernel took out */
-	err = sockopt_int(a->fd, PACKET_RESERVE, VNIC_VLAN_HLEN);
-	if (err)
-		return err;
-	if (setsockopt(a->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
-		return -errno;
-	a->ring_len = (size_t)AFP_BLOCK_SIZE * AFP_BLOCK_NR;
-	a->ring = mmap(NULL, a->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
-	if (a->ring == MAP_FAILED) {
-		a->ring = NULL;
-		return -errno;
-	}
 	/* older kernels lack it; frame_take() filters outgoing frames anyway */
 	sockopt_int(a->fd, PACKET_IGNORE_OUTGOING, 1);
 	err = sockopt_int(a->fd, PACKET_QDISC_BYPASS, 1);
@@ -572,16 +780,33 @@ static void afp_free(struct afp_wire *a)
 	free(a);
 }
 
-int vnic_afpacket_create(struct vnic_wire **w, const char *ifname, uint32_t mtu,
-			 struct vnic_cpu *rx_cpu)
+const char *vnic_afpacket_ring_name(enum vnic_afpacket_ring ring)
+{
+	switch (ring) {
+	case VNIC_AFPACKET_RING_V2:
+		return "v2";
+	case VNIC_AFPACKET_RING_V3:
+		return "v3";
+	}
+	return "unknown";
+}
+
+int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
+			 const struct vnic_afpacket_config *cfg, struct vnic_cpu *rx_cpu)
 {
 	struct afp_wire *a;
+	uint32_t mtu;
 	int err;
 
-	if (!w || !ifname || !rx_cpu)
+	if (!w)
 		return -EINVAL;
 	*w = NULL;
+	if (!ifname || !cfg || !rx_cpu)
+		return -EINVAL;
+	mtu = cfg->mtu;
 	if (mtu < AFP_MIN_MTU || mtu > VNIC_CABLE_MAX_MTU)
+		return -EINVAL;
+	if (cfg->ring != VNIC_AFPACKET_RING_V2 && cfg->ring != VNIC_AFPACKET_RING_V3)
 		return -EINVAL;
 	a = aligned_alloc(VNIC_CACHELINE, sizeof(*a));
 	if (!a)
@@ -589,15 +814,14 @@ int vnic_afpacket_create(struct vnic_wire **w, const char *ifname, uint32_t mtu,
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
 	a->cpu = rx_cpu;
+	a->version = cfg->ring == VNIC_AFPACKET_RING_V2 ? TPACKET_V2 : TPACKET_V3;
 	a->wire.ops = &afp_wire_ops;
 	a->wire.priv = a;
 	a->wire.mtu = mtu;
 	a->wire.frame_size = mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
-	a->ifindex = (int)if_nametoindex(ifname);
-	if (!a->ifindex) {
-		err = -ENODEV;
+	err = make_socket(a, ifname, cfg->netns_fd);
+	if (err)
 		goto err_free;
-	}
 	err = open_socket(a);
 	if (err)
 		goto err_free;

@@ -386,12 +386,15 @@ unsigned int vnic_tap_offloads(uint32_t features, bool big_bufs);
  * A struct vnic_wire on a real interface, so a device transmits onto and
  * receives from a real (or veth) link instead of a cable end. One packet
  * socket bound to the interface, promiscuous, PACKET_QDISC_BYPASS.
- *   rx: a TPACKET_V3 ring (blocks retired after 1 ms at the latest); the
- *       socket's fd is registered with rx_cpu (vnic_cpu_add_fd) to a poller
- *       that, while the receiver's irq is armed, disarms it and calls
- *       wire->notify (the device's NAPI schedule). rx_peek hands out the
- *       frames of the current block as packets wrapping the ring memory (no
- *       copy); rx_release gives blocks back to the kernel.
+ *   rx: a 4 MiB ring, TPACKET_V2 (a status word per frame: each frame is
+ *       seen as it lands; the default) or TPACKET_V3 (blocks of frames,
+ *       handed over when full or retired after 1 ms: a lone frame waits up
+ *       to that long). The socket's fd is registered with rx_cpu
+ *       (vnic_cpu_add_fd) to a poller that, while the receiver's irq is
+ *       armed, disarms it and calls wire->notify (the device's NAPI
+ *       schedule). rx_peek hands out ready frames as packets wrapping the
+ *       ring memory (no copy); rx_release gives them (V3: their blocks) back
+ *       to the kernel.
  *   tx: slots are packets of a pool of frame_size bytes; tx_commit sends the
  *       committed frames with sendmmsg batches. The socket is non-blocking:
  *       frames the kernel refuses (ENOBUFS, EAGAIN) are dropped and counted,
@@ -416,7 +419,7 @@ struct vnic_afpacket_stats {
 	uint64_t rx_drop_too_big;	/* longer than frame_size (GRO on the interface) */
 	uint64_t rx_drop_truncated;	/* the ring cut it (snaplen) */
 	uint64_t rx_kernel_drops;	/* tp_drops: the ring was full */
-	uint64_t rx_blocks;		/* ring blocks consumed */
+	uint64_t rx_blocks;		/* ring blocks consumed (V3) */
 	uint64_t rx_notifies;
 	uint64_t rx_csum_fixed;		/* partial checksums completed here */
 	uint64_t tx_frames;		/* accepted by the kernel */
@@ -427,20 +430,40 @@ struct vnic_afpacket_stats {
 	uint64_t tx_full;		/* reserve calls that got fewer slots than asked */
 };
 
+enum vnic_afpacket_ring {
+	VNIC_AFPACKET_RING_V2 = 0,	/* per-frame status: latency (the default) */
+	VNIC_AFPACKET_RING_V3 = 1,	/* blocks: fewer wake-ups, up to 1 ms late */
+};
+
+struct vnic_afpacket_config {
+	uint32_t mtu;
+	enum vnic_afpacket_ring ring;
+	/*
+	 * The network namespace ifname is in: an fd of /run/netns/NAME or
+	 * /proc/PID/ns/net, entered by a helper thread only to create the
+	 * socket (the caller's threads stay where they are). 0 or below: the
+	 * caller's namespace.
+	 */
+	int netns_fd;
+};
+
+/* "v2", "v3"; "unknown" for anything else. */
+const char *vnic_afpacket_ring_name(enum vnic_afpacket_ring ring);
+
 /*
  * Opens the wire on ifname (which must exist and be up) for frames of
- * mtu + 14 + 4 bytes at most. ifname must be an Ethernet device
- * (ARPHRD_ETHER) and not loopback: checked on the ifindex the socket binds
+ * cfg->mtu + 14 + 4 bytes at most, with cfg->ring's receive ring. ifname
+ * must be an Ethernet device (ARPHRD_ETHER) and not loopback: checked on the ifindex the socket binds
  * to, since a loopback carries the host's own traffic and any other link
  * type has no Ethernet frames. rx_cpu is the receiving device's cpu: call
  * before it starts (the fd is registered on it), then vnic_dev_create on
  * the returned wire with that cpu. 0 or -errno: -ENODEV (no such interface),
- * -EINVAL (mtu, or a loopback device), -EPROTONOSUPPORT (not Ethernet),
+ * -EINVAL (mtu, ring, or a loopback device), -EPROTONOSUPPORT (not Ethernet),
  * -EPERM (needs root or CAP_NET_RAW), -ENOMEM, -ENOSPC (cpu's poller or fd
- * slots), or what socket/setsockopt/bind return.
+ * slots), or what setns/socket/setsockopt/bind return.
  */
-int vnic_afpacket_create(struct vnic_wire **w, const char *ifname, uint32_t mtu,
-			 struct vnic_cpu *rx_cpu);
+int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
+			 const struct vnic_afpacket_config *cfg, struct vnic_cpu *rx_cpu);
 /* rx_cpu stopped (or never run) and nothing transmitting: closes and frees. */
 void vnic_afpacket_destroy(struct vnic_wire *w);
 /* Any thread; values may be stale. */

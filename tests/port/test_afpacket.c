@@ -34,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,6 +52,24 @@
 enum { GUARD_NS = 30000000000ull, MTU = 1500 };
 
 static struct vnic_pkt_pool pool;
+
+static const enum vnic_afpacket_ring ring_v2 = VNIC_AFPACKET_RING_V2;
+static const enum vnic_afpacket_ring ring_v3 = VNIC_AFPACKET_RING_V3;
+
+/* The ring a test runs with: its prestate, or the default. */
+static enum vnic_afpacket_ring ring_of(void **state)
+{
+	return state && *state ? *(const enum vnic_afpacket_ring *)*state : VNIC_AFPACKET_RING_V2;
+}
+
+static struct vnic_afpacket_config *cfg_of(struct vnic_afpacket_config *c, uint32_t mtu,
+					   enum vnic_afpacket_ring ring)
+{
+	memset(c, 0, sizeof(*c));
+	c->mtu = mtu;
+	c->ring = ring;
+	return c;
+}
 
 static void nap_ms(long ms)
 {
@@ -169,14 +189,16 @@ static uint64_t stat_of(struct vnic_wire *w, const char *name)
 
 static void test_errors(void **state)
 {
+	struct vnic_afpacket_config c;
 	struct vnic_cpu cpu;
 	struct vnic_wire *w;
 
-	(void)state;
 	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
-	assert_int_equal(vnic_afpacket_create(&w, "no-such-if", MTU, &cpu), -ENODEV);
-	assert_int_equal(vnic_afpacket_create(&w, "va", 10, &cpu), -EINVAL);
-	assert_int_equal(vnic_afpacket_create(&w, "va", MTU, NULL), -EINVAL);
+	assert_int_equal(vnic_afpacket_create(&w, "no-such-if", cfg_of(&c, MTU, ring_of(state)), &cpu), -ENODEV);
+	assert_int_equal(vnic_afpacket_create(&w, "va", cfg_of(&c, 10, ring_of(state)), &cpu), -EINVAL);
+	assert_int_equal(vnic_afpacket_create(&w, "va", cfg_of(&c, MTU, ring_of(state)), NULL), -EINVAL);
+	assert_int_equal(vnic_afpacket_create(&w, "va", cfg_of(&c, MTU, 7), &cpu), -EINVAL);
+	assert_int_equal(vnic_afpacket_create(&w, "va", NULL, &cpu), -EINVAL);
 	assert_null(cpu.fds);
 	vnic_cpu_fini(&cpu);
 }
@@ -189,15 +211,15 @@ static void test_errors(void **state)
  */
 static void test_refuses_lo_and_l3(void **state)
 {
+	struct vnic_afpacket_config c;
 	struct vnic_cpu cpu;
 	struct vnic_wire *w = NULL;
 
-	(void)state;
 	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
-	assert_int_equal(vnic_afpacket_create(&w, "lo", MTU, &cpu), -EINVAL);
+	assert_int_equal(vnic_afpacket_create(&w, "lo", cfg_of(&c, MTU, ring_of(state)), &cpu), -EINVAL);
 	assert_null(w);
 	if (sh("ip tuntap add vt0 mode tun 2>/dev/null && ip link set vt0 up") == 0) {
-		assert_int_equal(vnic_afpacket_create(&w, "vt0", MTU, &cpu), -EPROTONOSUPPORT);
+		assert_int_equal(vnic_afpacket_create(&w, "vt0", cfg_of(&c, MTU, ring_of(state)), &cpu), -EPROTONOSUPPORT);
 		assert_null(w);
 		assert_int_equal(sh("ip link del vt0"), 0);
 	} else {
@@ -205,7 +227,7 @@ static void test_refuses_lo_and_l3(void **state)
 	}
 	assert_null(cpu.fds);
 	/* an Ethernet device is still taken */
-	assert_int_equal(vnic_afpacket_create(&w, "va", MTU, &cpu), 0);
+	assert_int_equal(vnic_afpacket_create(&w, "va", cfg_of(&c, MTU, ring_of(state)), &cpu), 0);
 	assert_non_null(cpu.fds);
 	vnic_afpacket_destroy(w);
 	vnic_cpu_fini(&cpu);
@@ -213,6 +235,7 @@ static void test_refuses_lo_and_l3(void **state)
 
 static void test_rx_tx(void **state)
 {
+	struct vnic_afpacket_config c;
 	struct vnic_cpu cpu, *cpus[1] = {&cpu};
 	struct note note = {0};
 	struct vnic_pkt *f[8], *slots[4];
@@ -221,9 +244,9 @@ static void test_rx_tx(void **state)
 	int s = raw_on("vb");
 	unsigned int i, n;
 
-	(void)state;
+	print_message("ring %s\n", vnic_afpacket_ring_name(ring_of(state)));
 	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
-	assert_int_equal(vnic_afpacket_create(&w, "va", MTU, &cpu), 0);
+	assert_int_equal(vnic_afpacket_create(&w, "va", cfg_of(&c, MTU, ring_of(state)), &cpu), 0);
 	assert_int_equal(w->mtu, MTU);
 	assert_int_equal(w->frame_size, MTU + 18);
 	w->notify = on_notify;
@@ -317,7 +340,7 @@ static void test_rx_tx(void **state)
 		struct vnic_hdrs h;
 		int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
-		assert_int_equal(sh("ip addr add 10.6.0.2/24 dev vb && "
+		assert_int_equal(sh("ip addr replace 10.6.0.2/24 dev vb && "
 				    "ip neigh replace 10.6.0.1 lladdr 02:00:00:00:00:61 dev vb"),
 				 0);
 		inet_pton(AF_INET, "10.6.0.1", &to.sin_addr);
@@ -388,14 +411,16 @@ struct side {
 
 static struct side sides[2];
 
-static void side_create(struct side *sd, const char *ifname, unsigned int i)
+static void side_create(struct side *sd, const char *ifname, unsigned int i,
+			enum vnic_afpacket_ring ring)
 {
+	struct vnic_afpacket_config c;
 	struct vnic_drv_config dcfg;
 
 	memset(sd, 0, sizeof(*sd));
 	assert_int_equal(vnic_cpu_init(&sd->cpu, i ? "afp-b" : "afp-a", 20000), 0);
 	assert_int_equal(vnic_hv_create(&sd->hv, 128, NULL), 0);
-	assert_int_equal(vnic_afpacket_create(&sd->wire, ifname, MTU, &sd->cpu), 0);
+	assert_int_equal(vnic_afpacket_create(&sd->wire, ifname, cfg_of(&c, MTU, ring), &sd->cpu), 0);
 	assert_int_equal(vnic_dev_create(&sd->dev, sd->hv, sd->wire, &sd->cpu, NULL), 0);
 	vnic_drv_config_default(&dcfg);
 	dcfg.cpu = &sd->cpu;
@@ -424,9 +449,9 @@ static void test_vnic_over_veth(void **state)
 	uint64_t end;
 	int i;
 
-	(void)state;
-	side_create(&sides[0], "va", 0);
-	side_create(&sides[1], "vb", 1);
+	print_message("ring %s\n", vnic_afpacket_ring_name(ring_of(state)));
+	side_create(&sides[0], "va", 0, ring_of(state));
+	side_create(&sides[1], "vb", 1, ring_of(state));
 	assert_int_equal(vnic_stream_create(&stream, vnic_drv_netdev(sides[0].drv), &sides[0].host,
 					    vnic_drv_netdev(sides[1].drv), &sides[1].host, &so),
 			 0);
@@ -478,13 +503,70 @@ static void test_vnic_over_veth(void **state)
 	side_destroy(&sides[1]);
 }
 
+/*
+ * An interface in another namespace: found and bound there when the wire is
+ * given that namespace, not found without it; the caller stays where it is.
+ */
+static void test_other_namespace(void **state)
+{
+	struct vnic_afpacket_config c;
+	struct vnic_cpu cpu;
+	struct vnic_wire *w = NULL;
+	char ns[32], cmd[512], path[64];
+	struct stat before, after;
+	int nsfd;
+
+	(void)state;
+	snprintf(ns, sizeof(ns), "vnic-afp-%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns add %s && ip -n %s link add vo type veth peer name vp && "
+		 "ip -n %s link set vo up && ip -n %s link set vp up && "
+		 "ip -n %s addr add 10.7.0.1/24 dev vp",
+		 ns, ns, ns, ns, ns);
+	assert_int_equal(sh(cmd), 0);
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(nsfd > 0);
+	assert_int_equal(stat("/proc/thread-self/ns/net", &before), 0);
+	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
+	assert_int_equal(vnic_afpacket_create(&w, "vo", cfg_of(&c, MTU, VNIC_AFPACKET_RING_V2), &cpu),
+			 -ENODEV);
+	c.netns_fd = nsfd;
+	assert_int_equal(vnic_afpacket_create(&w, "vo", &c, &cpu), 0);
+	assert_int_equal(stat("/proc/thread-self/ns/net", &after), 0);
+	assert_true(before.st_ino == after.st_ino);
+	/* it is that namespace's vo: a frame sent on vp there arrives */
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s ping -c 1 -W 1 10.7.0.9 >/dev/null 2>&1", ns);
+	sh(cmd); /* fails (nobody answers); its ARP request on vp is the frame */
+	{
+		uint64_t end = vnic_now_ns() + GUARD_NS;
+		struct vnic_pkt *f[8];
+		unsigned int n;
+
+		while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
+			assert_true(vnic_now_ns() < end);
+			nap_ms(1);
+		}
+		assert_true(f[0]->len >= 14);
+		w->ops->rx_release(w, n);
+	}
+	vnic_afpacket_destroy(w);
+	vnic_cpu_fini(&cpu);
+	close(nsfd);
+	snprintf(cmd, sizeof(cmd), "ip netns del %s", ns);
+	assert_int_equal(sh(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_refuses_lo_and_l3),
-		cmocka_unit_test(test_rx_tx),
-		cmocka_unit_test(test_vnic_over_veth),
+		cmocka_unit_test_prestate(test_rx_tx, (void *)&ring_v2),
+		cmocka_unit_test_prestate(test_rx_tx, (void *)&ring_v3),
+		cmocka_unit_test_prestate(test_vnic_over_veth, (void *)&ring_v2),
+		cmocka_unit_test_prestate(test_vnic_over_veth, (void *)&ring_v3),
+		cmocka_unit_test(test_other_namespace),
 	};
 	int rc;
 
