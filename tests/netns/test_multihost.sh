@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Two hosts over the kernel's VXLAN (and Geneve), each with a vNIC backed by
+# its tunnel device: docs/MULTIHOST.md's recipe, built on one machine.
+# Network namespaces stand in for the hosts.
+#
+#   netns $A1 (application)                               netns $A2 (application)
+#   10.61.0.1/24 fd00:61::1/64                             10.61.0.2/24 fd00:61::2/64
+#   vnic0 (TAP)                                                          vnic0 (TAP)
+#     |  vnic link --backing vx0 --backing-ns $H1            ... --backing-ns $H2  |
+#   netns $H1 (host 1)                                    netns $H2 (host 2)
+#   vx0: VXLAN 42 (or Geneve 42), MTU 1450                vx0
+#   u1 192.168.213.1/24 ============ veth underlay ============ u2 192.168.213.2/24
+#
+# Both vNICs run from the root namespace: --backing-ns makes the AF_PACKET
+# socket inside the host namespace, so the application namespaces vnic
+# creates are visible to `ip netns` everywhere.
+#
+# Checks, for VXLAN and then Geneve (skipped with a message where the kernel
+# has no Geneve): the vNIC takes the tunnel's MTU (1450) and says so; ping
+# both ways over IPv4 and IPv6, at 56 bytes and at the MTU; iperf3 TCP both
+# ways over IPv4 and IPv6; a 256 MiB transfer whose sha256 matches at the
+# other end; no frame dropped for its size on either wire; and nothing left
+# behind.
+#
+# Usage: test_multihost.sh PATH/TO/vnic    (root; exit 77 = skipped)
+
+set -u
+
+VNIC=${1:?usage: test_multihost.sh PATH/TO/vnic}
+WORK=$(mktemp -d /tmp/vnic-multihost.XXXXXX)
+LOG=$WORK/log
+# shellcheck source=tests/netns/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs, VXLAN)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+command -v iperf3 >/dev/null || skip "no iperf3 (apt-get install iperf3)"
+command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
+command -v ping >/dev/null || skip "no ping (apt-get install iputils-ping)"
+PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
+[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
+
+H1=vmh-h1-$$
+H2=vmh-h2-$$
+A1=vmh-a1-$$
+A2=vmh-a2-$$
+PIDS=()
+
+cleanup() {
+	local p
+	stop_servers
+	for p in "${PIDS[@]}"; do
+		kill -INT "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	for n in "$H1" "$H2" "$A1" "$A2"; do
+		ip netns del "$n" 2>/dev/null
+	done
+	if [ "$nfail" -eq 0 ]; then
+		rm -rf "$WORK"
+	else
+		echo "logs kept in $WORK"
+	fi
+}
+trap cleanup EXIT
+
+# Two hosts joined by a veth underlay.
+hosts() {
+	ip netns add "$H1" && ip netns add "$H2" &&
+		ip -n "$H1" link add u1 type veth peer name u2 netns "$H2" &&
+		ip -n "$H1" addr add 192.168.213.1/24 dev u1 &&
+		ip -n "$H2" addr add 192.168.213.2/24 dev u2 &&
+		ip -n "$H1" link set u1 up && ip -n "$H2" link set u2 up &&
+		ip -n "$H1" link set lo up && ip -n "$H2" link set lo up
+}
+
+# tunnel KIND: vx0 of that kind in each host, pointing at the other.
+tunnel() {
+	local kind=$1 h local remote dev
+	for h in 1 2; do
+		eval "ns=\$H$h"
+		local="192.168.213.$h"
+		remote="192.168.213.$((3 - h))"
+		dev=u$h
+		case $kind in
+		vxlan)
+			ip -n "$ns" link add vx0 type vxlan id 42 local "$local" remote "$remote" \
+				dstport 4789 dev "$dev" || return 1
+			;;
+		geneve)
+			ip -n "$ns" link add vx0 type geneve id 42 remote "$remote" || return 1
+			;;
+		esac
+		ip -n "$ns" link set vx0 up || return 1
+	done
+}
+
+# The two vNICs, each backed by its host's vx0; waits until both are up.
+start_vnics() {
+	local h out
+	PIDS=()
+	for h in 1 2; do
+		eval "hns=\$H$h app=\$A$h"
+		out=$WORK/vnic$h.out
+		"$VNIC" link --backing vx0 --backing-ns "$hns" --new-ns-a "$app" \
+			--addr-a "10.61.0.$h/24" --addr6-a "fd00:61::$h/64" \
+			--name "vmh-$h-$$" --quiet >"$out" 2>&1 &
+		PIDS+=($!)
+	done
+	for h in 1 2; do
+		out=$WORK/vnic$h.out
+		for i in $(seq 200); do
+			grep -q "vnic link: up" "$out" && break
+			kill -0 "${PIDS[$((h - 1))]}" 2>/dev/null || break
+			sleep 0.05
+		done
+		grep -q "vnic link: up" "$out" || { cat "$out"; return 1; }
+		cat "$out"
+	done
+}
+
+stop_vnics() {
+	local p rc=0
+	for p in "${PIDS[@]}"; do
+		kill -INT "$p"
+		wait "$p" || rc=1
+	done
+	PIDS=()
+	cat "$WORK"/vnic1.out "$WORK"/vnic2.out
+	return $rc
+}
+
+# The vNIC took the tunnel's MTU and said so; its TAP carries it.
+took_mtu() {
+	grep -q "MTU 1450, vx0's" "$WORK/vnic1.out" &&
+		ip -n "$A1" -o link show vnic0 | grep -q " mtu 1450 " &&
+		ip -n "$A2" -o link show vnic0 | grep -q " mtu 1450 "
+}
+
+pings() { # FROM TO-ADDR
+	ip netns exec "$1" ping -c 3 -i 0.2 -W 2 "$2" &&
+		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 -M do -s "$3" "$2"
+}
+
+# No frame was dropped for its size on a wire (GRO on the tunnel device, or a
+# frame larger than the vNIC's MTU), read from the final report.
+no_size_drops() {
+	! grep -E "wire\.(rx_drop_too_big|tx_drop_mtu)|drop_too_long" \
+		"$WORK"/vnic1.out "$WORK"/vnic2.out
+}
+
+run_kind() {
+	local kind=$1
+	check "$kind: both vNICs up on their hosts' tunnels" start_vnics || return
+	check "$kind: the vNIC takes the tunnel's MTU 1450 and says so" took_mtu
+	check "$kind: ping 1 -> 2 over IPv4, 56 B and 1422 B don't-fragment" \
+		pings "$A1" 10.61.0.2 1422
+	check "$kind: ping 2 -> 1 over IPv4" pings "$A2" 10.61.0.1 1422
+	check "$kind: ping 1 -> 2 over IPv6, 56 B and 1402 B" pings "$A1" fd00:61::2 1402
+	check "$kind: ping 2 -> 1 over IPv6" pings "$A2" fd00:61::1 1402
+	server "$A2" iperf3 -s -p 5201
+	server "$A1" iperf3 -s -p 5201
+	wait_port "$A2" 5201 && wait_port "$A1" 5201
+	check "$kind: iperf3 TCP 1 -> 2 over IPv4" iperf_tcp "$A1" 10.61.0.2
+	check "$kind: iperf3 TCP 2 -> 1 over IPv4" iperf_tcp "$A2" 10.61.0.1
+	check "$kind: iperf3 TCP 1 -> 2 over IPv6" iperf_tcp "$A1" fd00:61::2
+	check "$kind: iperf3 TCP 2 -> 1 over IPv6" iperf_tcp "$A2" fd00:61::1
+	stop_servers
+	check "$kind: 256 MiB 1 -> 2, sha256 matches" transfer "$A1" "$A2" 10.61.0.2 5301
+	check "$kind: both vNICs stop cleanly at SIGINT" stop_vnics
+	check "$kind: no frame dropped for its size" no_size_drops
+	check "$kind: the application namespaces are removed" \
+		bash -c "! ip netns list | grep -qE '$A1|$A2'"
+	ip -n "$H1" link del vx0 2>/dev/null
+	ip -n "$H2" link del vx0 2>/dev/null
+}
+
+make_blob 256
+check "two hosts joined by a veth underlay" hosts || exit 1
+if tunnel vxlan >>"$LOG" 2>&1; then
+	run_kind vxlan
+else
+	fail "vxlan: no VXLAN device could be made (see $LOG)"
+fi
+if tunnel geneve >>"$LOG" 2>&1; then
+	run_kind geneve
+else
+	echo "SKIP: geneve: this kernel makes no Geneve device (modprobe geneve; CONFIG_GENEVE)"
+	ip -n "$H1" link del vx0 2>/dev/null
+	ip -n "$H2" link del vx0 2>/dev/null
+fi
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
