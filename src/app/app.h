@@ -671,6 +671,7 @@ struct vnic_link_opts {
 	const char *backing;
 	const char *backing_ns;		/* the namespace the backing is in; NULL: ours */
 	enum vnic_afpacket_ring backing_ring;
+	bool backing_plain;		/* --backing-offload off: MTU frames only */
 	bool mtu_given;			/* --mtu: else a backing's MTU is taken */
 	double duration_s;		/* 0 = until a signal */
 	uint32_t tap_batch;

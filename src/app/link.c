@@ -105,6 +105,7 @@ enum {
 	OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH, OPT_NO_VNET_HDR, OPT_NAME,
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS, OPT_BACKING_NS, OPT_BACKING_RING,
+	OPT_BACKING_OFFLOAD,
 };
 
 static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
@@ -127,6 +128,7 @@ static const struct option own_opts[] = {
 	{ "backing", required_argument, NULL, OPT_BACKING },
 	{ "backing-ns", required_argument, NULL, OPT_BACKING_NS },
 	{ "backing-ring", required_argument, NULL, OPT_BACKING_RING },
+	{ "backing-offload", required_argument, NULL, OPT_BACKING_OFFLOAD },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
 	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
@@ -156,6 +158,8 @@ static void usage(FILE *f)
 	      "  --backing-ns NAME   the namespace IFNAME is in (default: vnic's own)\n"
 	      "  --backing-ring v2|v3  AF_PACKET receive ring: per-frame (v2, default) or\n"
 	      "                      blocks retired after 1 ms (v3: fewer wake-ups, slower alone)\n"
+	      "  --backing-offload on|off  superframes to and from IFNAME with a vnet header\n"
+	      "                      (on: the kernel segments; off: MTU frames only)\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
 	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
 	      "  --pcap-count N      stop capturing after N frames\n"
@@ -232,6 +236,14 @@ static int parse_opt(void *ctx, int c, const char *a)
 			err = -EINVAL;
 		}
 		break;
+	case OPT_BACKING_OFFLOAD:
+		if (!strcmp(a, "on") || !strcmp(a, "off")) {
+			o->backing_plain = !strcmp(a, "off");
+		} else {
+			fprintf(stderr, "vnic: --backing-offload: '%s' is not on or off\n", a);
+			err = -EINVAL;
+		}
+		break;
 	case OPT_BACKING_RING:
 		if (!strcmp(a, "v2")) {
 			o->backing_ring = VNIC_AFPACKET_RING_V2;
@@ -305,8 +317,10 @@ static int settle(struct vnic_link_opts *o)
 		      stderr);
 		return -EINVAL;
 	}
-	if (!o->backing && (o->backing_ns || o->backing_ring != VNIC_AFPACKET_RING_V2)) {
-		fputs("vnic link: --backing-ns and --backing-ring shape a backing: give --backing\n",
+	if (!o->backing &&
+	    (o->backing_ns || o->backing_ring != VNIC_AFPACKET_RING_V2 || o->backing_plain)) {
+		fputs("vnic link: --backing-ns, --backing-ring and --backing-offload shape a "
+		      "backing: give --backing\n",
 		      stderr);
 		return -EINVAL;
 	}
@@ -566,6 +580,7 @@ static int build(struct link *l)
 			.mtu = l->backing_mtu < VNIC_DRV_MAX_MTU ? l->backing_mtu : VNIC_DRV_MAX_MTU,
 			.ring = l->o->backing_ring,
 			.netns_fd = l->backing_ns_fd,
+			.vnet_hdr = !l->o->backing_plain,
 		};
 
 		if (acfg.mtu < t->drv.mtu)
@@ -1175,10 +1190,11 @@ static void print_ready(const struct link *l)
 			sd->has6 ? sd->a6.prefix : 0);
 	}
 	if (l->backing)
-		fprintf(f, "vnic link: the device is backed by %s%s%s (AF_PACKET, TPACKET_%s)\n",
+		fprintf(f, "vnic link: the device is backed by %s%s%s (AF_PACKET, TPACKET_%s, %s)\n",
 			l->o->backing, l->o->backing_ns ? " in namespace " : "",
 			l->o->backing_ns ? l->o->backing_ns : "",
-			l->o->backing_ring == VNIC_AFPACKET_RING_V2 ? "V2" : "V3");
+			l->o->backing_ring == VNIC_AFPACKET_RING_V2 ? "V2" : "V3",
+			l->o->backing_plain ? "MTU frames" : "superframes with a vnet header");
 	if (l->pcap) {
 		fprintf(f, "vnic link: capturing the wire to %s", l->o->pcap.path);
 		if (l->o->pcap.snaplen)
@@ -1249,6 +1265,7 @@ static void report_json(const struct link *l, double secs, const struct totals *
 		if (l->o->backing_ns)
 			vnic_json_str(&j, "backing_ns", l->o->backing_ns);
 		vnic_json_str(&j, "backing_ring", vnic_afpacket_ring_name(l->o->backing_ring));
+		vnic_json_str(&j, "backing_offload", l->o->backing_plain ? "off" : "on");
 	}
 	vnic_json_object(&j, "policies");
 	for (unsigned int i = 0; i < np && i < 16; i++)

@@ -331,6 +331,7 @@ struct vnic_wire *vnic_pcap_wrap(struct vnic_pcap *pc, struct vnic_wire *wire, b
 	pw->w.priv = wire->priv;
 	pw->w.mtu = wire->mtu;
 	pw->w.frame_size = wire->frame_size;
+	pw->w.gso_max_size = wire->gso_max_size;
 	wire->notify = pw_notify;
 	wire->notify_ctx = pw;
 	pc->wires[pc->nwires++] = pw;

@@ -719,6 +719,14 @@ struct vnic_wire {
 	void *priv;
 	uint32_t mtu;			/* largest L3 packet carried */
 	uint32_t frame_size;		/* largest frame a slot holds (mtu + L2) */
+	/*
+	 * 0: the wire carries frames of the MTU only. Otherwise it also takes a
+	 * superframe up to this many bytes in one slot (slots are that large),
+	 * with GSO metadata (gso_type, gso_size, headers parsed): the wire, or
+	 * the kernel behind it, segments. What a wire receives is always MTU
+	 * frames.
+	 */
+	uint32_t gso_max_size;
 	/* set by the receiving device: called when a frame arrives while armed */
 	void (*notify)(void *ctx);
 	void *notify_ctx;

@@ -52,6 +52,7 @@ struct dev_txq_stats {
 	uint64_t bytes;
 	uint64_t lso_packets;
 	uint64_t lso_segments;
+	uint64_t lso_super;	/* LSO handed to the wire whole (gso_max_size) */
 	uint64_t csum_inserted;
 	uint64_t hdr_descs;
 	uint64_t csum_missing_hdrs;

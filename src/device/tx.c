@@ -508,6 +508,36 @@ static int send_csum(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 }
 
 /*
+ * LSO onto a wire that takes superframes (the kernel behind it segments, as
+ * a NIC's TSO would): one copy into one slot, with the GSO metadata and the
+ * headers as parsed and validated above; the wire builds what its kernel
+ * needs (a partial checksum, the pseudo-header sum in its field).
+ */
+static int send_super(struct dev_txq *txq, struct tx_req *r, const struct vnic_pkt *in, int segs,
+		      enum tx_drop *why)
+{
+	struct vnic_pkt *slot;
+	int ret = copy_to_slot(txq, r, &slot, why);
+
+	if (ret != 1)
+		return ret;
+	slot->gso_type = in->gso_type;
+	slot->gso_size = in->gso_size;
+	slot->gso_segs = (uint16_t)segs;
+	slot->l2_len = in->l2_len;
+	slot->l3_len = in->l3_len;
+	slot->l4_len = in->l4_len;
+	slot->l3_proto = in->l3_proto;
+	slot->l4_proto = in->l4_proto;
+	slot->flags = (uint8_t)((slot->flags & ~VNIC_PKT_F_VLAN) | VNIC_PKT_F_PARSED);
+	txq->used++;
+	vnic_ctr_inc(&txq->st.lso_packets);
+	vnic_ctr_inc(&txq->st.lso_super);
+	vnic_ctr_add(&txq->st.lso_segments, (unsigned int)segs);
+	return 1;
+}
+
+/*
  * LSO: the superpacket is read in place, a struct vnic_pkt on our stack
  * pointing into the long-term buffer, and segmented straight into wire slots
  * with complete checksums (src/net validates its headers again and never
@@ -556,6 +586,8 @@ static int send_lso(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 		*why = TX_DROP_GSO_FAILED;
 		return -1;
 	}
+	if (dev->wire->gso_max_size && r->len <= dev->wire->gso_max_size)
+		return send_super(txq, r, &in, segs, why);
 	slots = get_slots(txq, (unsigned int)segs, r->hint);
 	if (!slots)
 		return 0;

@@ -40,6 +40,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
@@ -62,6 +63,10 @@ enum {
 	AFP_BLOCK_SIZE = 1 << 17, /* 128 KiB: even a 64 KiB frame fits whole */
 	AFP_BLOCK_NR = 32,
 	AFP_RING_BYTES = AFP_BLOCK_SIZE * AFP_BLOCK_NR, /* 4 MiB, either layout */
+	AFP_RING_BYTES_VNET = 8 * AFP_RING_BYTES,	/* 32 MiB: 256 superframes (V2) */
+	AFP_VNET_LEN = 10, /* struct virtio_net_hdr: what PACKET_VNET_HDR puts first */
+	AFP_RX_SEGS = 256, /* segments of one superframe received, at most */
+	AFP_TX_SLOTS_VNET = 64, /* superframe slots: one per descriptor */
 	AFP_FRAME_SIZE = 2048, /* V3 ignores it but for the ring's sanity checks */
 	AFP_RETIRE_TOV_MS = 1,
 	AFP_RX_SHELLS = 64,		  /* frames one peek may return */
@@ -72,11 +77,11 @@ enum {
 
 struct afp_rx_stats {
 	uint64_t frames, bytes, drop_too_big, drop_truncated, kernel_drops, blocks, notifies,
-		csum_fixed;
+		csum_fixed, gso_frames, gso_segments, drop_gso;
 };
 
 struct afp_tx_stats {
-	uint64_t frames, bytes, drop_mtu, drop_kernel, syscalls, full;
+	uint64_t frames, bytes, drop_mtu, drop_kernel, syscalls, full, gso_frames, drop_gso;
 };
 
 struct afp_wire {
@@ -92,12 +97,19 @@ struct afp_wire {
 	int version;	   /* TPACKET_V2 or TPACKET_V3 */
 	/* V3 */
 	uint32_t blk;	   /* block the cursor is in */
+	uint32_t blk_nr;
 	uint32_t blk_left; /* frames of it not yet released; 0: not ours yet */
 	uint8_t *cur;	   /* next frame to release */
 	/* V2: frame slots of slot_size bytes, slot_nr of them */
 	uint32_t slot;	   /* next frame to release */
 	uint32_t slot_nr;
 	uint32_t slot_size;
+	bool vnet;	   /* PACKET_VNET_HDR: superframes both ways */
+	uint32_t rx_max;   /* the longest frame taken: a superframe with vnet, else frame_size */
+	/* the segments of a superframe received, handed out before the ring's next frame */
+	struct vnic_pkt_pool segpool;
+	struct vnic_pkt *segs[AFP_RX_SEGS];
+	unsigned int seg_n, seg_i;
 	unsigned int peeked;
 	bool armed;
 	uint32_t watching;
@@ -109,8 +121,10 @@ struct afp_wire {
 	struct vnic_pkt_pool pool vnic_cacheline_aligned;
 	struct vnic_pkt *slots[AFP_TX_SLOTS];
 	unsigned int reserved;
+	unsigned int tx_slots;
 	struct mmsghdr msgs[AFP_TX_BATCH];
-	struct iovec iovs[AFP_TX_BATCH];
+	struct iovec iovs[AFP_TX_BATCH][2];
+	uint8_t vhdrs[AFP_TX_BATCH][AFP_VNET_LEN];
 	struct afp_tx_stats tx;
 };
 
@@ -172,7 +186,7 @@ static bool cursor_load(struct afp_wire *a)
 		vnic_ctr_add(&a->rx.blocks, 1);
 		if (!n || first >= AFP_BLOCK_SIZE) {
 			block_return(b);
-			a->blk = (a->blk + 1) % AFP_BLOCK_NR;
+			a->blk = (a->blk + 1) % a->blk_nr;
 			continue;
 		}
 		a->blk_left = n;
@@ -212,7 +226,7 @@ static void cursor_advance(struct afp_wire *a)
 	}
 	block_return(block(a, a->blk));
 	a->blk_left = 0;
-	a->blk = (a->blk + 1) % AFP_BLOCK_NR;
+	a->blk = (a->blk + 1) % a->blk_nr;
 }
 
 /* The frame under the cursor, if one is ready. */
@@ -250,7 +264,7 @@ static uint8_t *peek_next(struct afp_wire *a, uint8_t *f, uint32_t i)
  * frame finds it already done.
  */
 struct afp_hdr {
-	uint32_t *status;
+	uint32_t *status;	/* in the ring */
 	uint32_t *len;
 	uint32_t *snaplen;
 	uint16_t *mac;
@@ -287,7 +301,36 @@ static void hdr_view(struct afp_wire *a, uint8_t *f, struct afp_hdr *v)
 	}
 }
 
-enum take { TAKE_OK, TAKE_OUTGOING, TAKE_TRUNCATED, TAKE_TOO_BIG };
+enum take { TAKE_OK, TAKE_OUTGOING, TAKE_TRUNCATED, TAKE_TOO_BIG, TAKE_BAD_GSO };
+
+/*
+ * The virtio_net_hdr the kernel put right before the frame (PACKET_VNET_HDR),
+ * in host byte order, as our struct: what a TAP's header says.
+ */
+static void vnet_read(const uint8_t *p, struct vnic_vnet_hdr *v)
+{
+	uint16_t f[4];
+
+	memset(v, 0, sizeof(*v));
+	v->flags = p[0];
+	v->gso_type = p[1];
+	memcpy(f, p + 2, sizeof(f));
+	v->hdr_len = f[0];
+	v->gso_size = f[1];
+	v->csum_start = f[2];
+	v->csum_offset = f[3];
+}
+
+/* Ours, built by vnic_vnet_build (little-endian fields), as the kernel reads it. */
+static void vnet_write(uint8_t *p, const struct vnic_vnet_hdr *v)
+{
+	uint16_t f[4] = {le16toh(v->hdr_len), le16toh(v->gso_size), le16toh(v->csum_start),
+			 le16toh(v->csum_offset)};
+
+	p[0] = v->flags;
+	p[1] = v->gso_type;
+	memcpy(p + 2, f, sizeof(f));
+}
 
 /*
  * Whether frame f goes to the device; fills shell if so. No counting here:
@@ -297,33 +340,53 @@ enum take { TAKE_OK, TAKE_OUTGOING, TAKE_TRUNCATED, TAKE_TOO_BIG };
  */
 static enum take frame_take(struct afp_wire *a, uint8_t *f, struct vnic_pkt *shell)
 {
+	struct vnic_vnet_hdr vh = {0};
 	struct afp_hdr h;
 	const struct sockaddr_ll *sll;
-	uint32_t tag;
+	uint32_t tag, vlen = a->vnet ? AFP_VNET_LEN : 0, max = a->wire.frame_size;
 
 	hdr_view(a, f, &h);
 	sll = (const void *)(f + h.hdrlen - sizeof(*sll));
 	/* our own and the host's transmissions are leaving the wire, not arriving */
 	if (sll->sll_pkttype == PACKET_OUTGOING)
 		return TAKE_OUTGOING;
-	/* GRO or LRO on the interface, or a larger MTU: never truncate */
+	if (*h.mac < h.hdrlen + vlen)
+		return TAKE_TRUNCATED;
+	if (vlen) {
+		vnet_read(f + *h.mac - vlen, &vh);
+		if (vh.gso_type != VNIC_VNET_GSO_NONE)
+			max = a->rx_max;
+	}
+	/* GRO or LRO on the interface without vnet, or a larger MTU: never truncate */
 	tag = *h.status & TP_STATUS_VLAN_VALID ? VNIC_VLAN_HLEN : 0;
-	if (*h.len + tag > a->wire.frame_size)
+	if (*h.len + tag > max)
 		return TAKE_TOO_BIG;
 	if (*h.mac + (size_t)*h.snaplen > h.room || *h.snaplen < *h.len)
 		return TAKE_TRUNCATED;
 	/*
 	 * The kernel took the VLAN tag out of the frame (it was accelerated or
 	 * untagged on receive); a wire carries it inline. PACKET_RESERVE left
-	 * room in front of the MAC header to put it back.
+	 * room in front of the MAC header to put it back; a vnet header moves
+	 * with the MAC header, and its offsets now count the tag.
 	 */
 	if (tag) {
 		uint16_t tpid = *h.status & TP_STATUS_VLAN_TPID_VALID ? h.vlan_tpid
 								      : VNIC_ETH_P_8021Q;
 		uint8_t *mac = f + *h.mac;
 
-		if (*h.mac < h.hdrlen + VNIC_VLAN_HLEN || *h.snaplen < 12)
+		if (*h.mac < h.hdrlen + vlen + VNIC_VLAN_HLEN || *h.snaplen < 12)
 			return TAKE_TRUNCATED;
+		if (vlen) {
+			if (vh.flags & VNIC_VNET_F_NEEDS_CSUM)
+				vh.csum_start = (uint16_t)(vh.csum_start + VNIC_VLAN_HLEN);
+			if (vh.hdr_len)
+				vh.hdr_len = (uint16_t)(vh.hdr_len + VNIC_VLAN_HLEN);
+			vnet_write(mac - vlen - VNIC_VLAN_HLEN, &(struct vnic_vnet_hdr){
+				.flags = vh.flags, .gso_type = vh.gso_type,
+				.hdr_len = htole16(vh.hdr_len), .gso_size = htole16(vh.gso_size),
+				.csum_start = htole16(vh.csum_start),
+				.csum_offset = htole16(vh.csum_offset)});
+		}
 		memmove(mac - VNIC_VLAN_HLEN, mac, 12);
 		mac[8] = (uint8_t)(tpid >> 8);
 		mac[9] = (uint8_t)tpid;
@@ -339,6 +402,13 @@ static enum take frame_take(struct afp_wire *a, uint8_t *f, struct vnic_pkt *she
 	shell->data = f + *h.mac;
 	shell->len = *h.snaplen;
 	shell->buf_size = (uint32_t)h.room;
+	if (vh.gso_type != VNIC_VNET_GSO_NONE) {
+		/* a superframe: its metadata for segmenting, which completes every sum */
+		return vnic_vnet_parse(&vh, shell, NULL) == VNIC_TAP_DROP_NONE &&
+				       shell->gso_type != VNIC_GSO_NONE
+			       ? TAKE_OK
+			       : TAKE_BAD_GSO;
+	}
 	if (*h.status & TP_STATUS_CSUMNOTREADY) {
 		struct vnic_hdrs hdrs;
 
@@ -357,7 +427,51 @@ static void skip_frame(struct afp_wire *a, enum take why)
 		vnic_ctr_add(&a->rx.drop_truncated, 1);
 	else if (why == TAKE_TOO_BIG)
 		vnic_ctr_add(&a->rx.drop_too_big, 1);
+	else if (why == TAKE_BAD_GSO)
+		vnic_ctr_add(&a->rx.drop_gso, 1);
 	cursor_advance(a);
+}
+
+/*
+ * A superframe (the sender's TSO, or GRO on the interface) becomes the MTU
+ * frames a wire carries, each with its complete checksum, into our own
+ * segment buffers; its ring frame is released at once. False if it cannot
+ * be (more segments than we hold, a segment longer than the MTU): dropped
+ * and counted, never truncated.
+ */
+static bool segment_super(struct afp_wire *a, struct vnic_pkt *super)
+{
+	int segs = vnic_gso_count(super), n;
+
+	if (segs < 1 || segs > AFP_RX_SEGS) {
+		skip_frame(a, TAKE_BAD_GSO);
+		return false;
+	}
+	for (int i = 0; i < segs; i++)
+		vnic_pkt_reset(a->segs[i]);
+	n = vnic_gso_segment(super, a->segs, (unsigned int)segs, VNIC_GSO_F_CSUM_COMPLETE);
+	if (n != segs) {
+		skip_frame(a, TAKE_BAD_GSO);
+		return false;
+	}
+	cursor_advance(a);
+	a->seg_n = (unsigned int)n;
+	a->seg_i = 0;
+	vnic_ctr_add(&a->rx.gso_frames, 1);
+	vnic_ctr_add(&a->rx.gso_segments, (unsigned int)n);
+	return true;
+}
+
+static unsigned int seg_peek(struct afp_wire *a, struct vnic_pkt **frames, unsigned int n)
+{
+	unsigned int got = 0;
+
+	while (got < n && a->seg_i + got < a->seg_n) {
+		frames[got] = a->segs[a->seg_i + got];
+		got++;
+	}
+	a->peeked = got;
+	return got;
 }
 
 static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, unsigned int n)
@@ -369,6 +483,8 @@ static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, u
 	if (n > AFP_RX_SHELLS)
 		n = AFP_RX_SHELLS;
 	a->peeked = 0;
+	if (a->seg_i < a->seg_n)
+		return seg_peek(a, frames, n);
 	/* frames the device never sees are released while they lead */
 	for (;;) {
 		enum take why;
@@ -376,14 +492,23 @@ static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, u
 		if (!n || (f = cursor_frame(a)) == NULL)
 			return 0;
 		why = frame_take(a, f, &a->shells[0]);
+		if (why == TAKE_OK && a->shells[0].gso_type != VNIC_GSO_NONE) {
+			if (segment_super(a, &a->shells[0]))
+				return seg_peek(a, frames, n);
+			continue;
+		}
 		if (why == TAKE_OK)
 			break;
 		skip_frame(a, why);
 	}
-	/* then good frames up to the first one it would not see (V3: in this block) */
+	/*
+	 * then good frames up to the first one it would not see (V3: in this
+	 * block), or a superframe, which leads the next peek
+	 */
 	frames[got++] = &a->shells[0];
 	while (got < n && (f = peek_next(a, f, got)) != NULL) {
-		if (frame_take(a, f, &a->shells[got]) != TAKE_OK)
+		if (frame_take(a, f, &a->shells[got]) != TAKE_OK ||
+		    a->shells[got].gso_type != VNIC_GSO_NONE)
 			break;
 		frames[got] = &a->shells[got];
 		got++;
@@ -400,9 +525,17 @@ static void afp_rx_release(struct vnic_wire *w, unsigned int n)
 
 	if (n > a->peeked)
 		n = a->peeked;
-	for (i = 0; i < n; i++) {
-		bytes += a->shells[i].len;
-		cursor_advance(a);
+	if (a->seg_i < a->seg_n) {
+		for (i = 0; i < n; i++)
+			bytes += a->segs[a->seg_i + i]->len;
+		a->seg_i += n;
+		if (a->seg_i == a->seg_n)
+			a->seg_i = a->seg_n = 0;
+	} else {
+		for (i = 0; i < n; i++) {
+			bytes += a->shells[i].len;
+			cursor_advance(a);
+		}
 	}
 	a->peeked = 0;
 	vnic_ctr_add(&a->rx.frames, n);
@@ -411,6 +544,8 @@ static void afp_rx_release(struct vnic_wire *w, unsigned int n)
 
 static bool rx_ready(struct afp_wire *a)
 {
+	if (a->seg_i < a->seg_n)
+		return true;
 	if (a->version == TPACKET_V2)
 		return status_user(&slot_hdr(a, a->slot)->tp_status);
 	return a->blk_left || block_ready(block(a, a->blk));
@@ -484,9 +619,9 @@ static unsigned int afp_tx_reserve(struct vnic_wire *w, struct vnic_pkt **out, u
 	unsigned int i;
 
 	/* every slot is free between calls: commit sends synchronously */
-	if (n > AFP_TX_SLOTS) {
+	if (n > a->tx_slots) {
 		vnic_ctr_add(&a->tx.full, 1);
-		n = AFP_TX_SLOTS;
+		n = a->tx_slots;
 	}
 	for (i = 0; i < n; i++) {
 		vnic_pkt_reset(a->slots[i]);
@@ -504,6 +639,8 @@ static bool tx_frame_ok(const struct afp_wire *a, const struct vnic_pkt *pkt)
 
 	if (pkt->data < pkt->head || off + pkt->len > pkt->buf_size || pkt->len < VNIC_ETH_HLEN)
 		return false;
+	if (pkt->gso_type != VNIC_GSO_NONE)
+		return a->vnet && pkt->len <= a->wire.gso_max_size;
 	type = (uint16_t)(pkt->data[12] << 8 | pkt->data[13]);
 	if (type == VNIC_ETH_P_8021Q || type == VNIC_ETH_P_8021AD)
 		l2 += VNIC_VLAN_HLEN;
@@ -529,7 +666,7 @@ static void send_batch(struct afp_wire *a, unsigned int n)
 			continue;
 		}
 		for (int i = 0; i < r; i++)
-			bytes += a->msgs[done + (unsigned int)i].msg_len;
+			bytes += a->msgs[done + (unsigned int)i].msg_len - (a->vnet ? AFP_VNET_LEN : 0);
 		sent += (unsigned int)r;
 		done += (unsigned int)r;
 	}
@@ -556,8 +693,19 @@ static void afp_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned i
 			vnic_ctr_add(&a->tx.drop_mtu, 1);
 			continue;
 		}
-		a->iovs[m].iov_base = pkt->data;
-		a->iovs[m].iov_len = pkt->len;
+		if (a->vnet) {
+			struct vnic_vnet_hdr vh;
+
+			if (vnic_unlikely(vnic_vnet_build(pkt, &vh))) {
+				vnic_ctr_add(&a->tx.drop_gso, 1);
+				continue;
+			}
+			vnet_write(a->vhdrs[m], &vh);
+			if (vh.gso_type != VNIC_VNET_GSO_NONE)
+				vnic_ctr_add(&a->tx.gso_frames, 1);
+		}
+		a->iovs[m][1].iov_base = pkt->data;
+		a->iovs[m][1].iov_len = pkt->len;
 		if (++m == AFP_TX_BATCH) {
 			send_batch(a, m);
 			m = 0;
@@ -636,28 +784,34 @@ static int setup_ring(struct afp_wire *a)
 	err = sockopt_int(a->fd, PACKET_VERSION, a->version);
 	if (err)
 		return err;
+	/* before the ring: the kernel sizes each frame's room with it */
+	if (a->vnet) {
+		err = sockopt_int(a->fd, PACKET_VNET_HDR, 1);
+		if (err)
+			return err;
+	}
 	/* room in front of each frame for a VLAN tag the kernel took out */
 	err = sockopt_int(a->fd, PACKET_RESERVE, VNIC_VLAN_HLEN);
 	if (err)
 		return err;
+	len = a->vnet ? AFP_RING_BYTES_VNET : AFP_RING_BYTES;
 	if (a->version == TPACKET_V2) {
 		uint32_t block_size = AFP_BLOCK_SIZE;
 
-		a->slot_size = v2_slot_size(a->wire.frame_size);
+		a->slot_size = v2_slot_size(a->rx_max + AFP_VNET_LEN);
 		if (block_size < a->slot_size)
 			block_size = a->slot_size;
 		req.v2.tp_block_size = block_size;
-		req.v2.tp_block_nr = AFP_RING_BYTES / block_size;
+		req.v2.tp_block_nr = (uint32_t)(len / block_size);
 		req.v2.tp_frame_size = a->slot_size;
-		a->slot_nr = req.v2.tp_frame_nr = AFP_RING_BYTES / a->slot_size;
-		len = AFP_RING_BYTES;
+		a->slot_nr = req.v2.tp_frame_nr = (uint32_t)(len / a->slot_size);
 	} else {
+		a->blk_nr = (uint32_t)(len / AFP_BLOCK_SIZE);
 		req.v3.tp_block_size = AFP_BLOCK_SIZE;
-		req.v3.tp_block_nr = AFP_BLOCK_NR;
+		req.v3.tp_block_nr = a->blk_nr;
 		req.v3.tp_frame_size = AFP_FRAME_SIZE;
-		req.v3.tp_frame_nr = AFP_BLOCK_SIZE / AFP_FRAME_SIZE * AFP_BLOCK_NR;
+		req.v3.tp_frame_nr = AFP_BLOCK_SIZE / AFP_FRAME_SIZE * a->blk_nr;
 		req.v3.tp_retire_blk_tov = AFP_RETIRE_TOV_MS;
-		len = AFP_RING_BYTES;
 	}
 	if (setsockopt(a->fd, SOL_PACKET, PACKET_RX_RING, &req,
 		       a->version == TPACKET_V2 ? sizeof(req.v2) : sizeof(req.v3)) < 0)
@@ -760,12 +914,15 @@ static int open_socket(struct afp_wire *a)
 	return 0;
 }
 
+/* With vnet, each message is the header then the frame; else the frame alone. */
 static void tx_init_msgs(struct afp_wire *a)
 {
 	for (unsigned int i = 0; i < AFP_TX_BATCH; i++) {
 		memset(&a->msgs[i], 0, sizeof(a->msgs[i]));
-		a->msgs[i].msg_hdr.msg_iov = &a->iovs[i];
-		a->msgs[i].msg_hdr.msg_iovlen = 1;
+		a->iovs[i][0].iov_base = a->vhdrs[i];
+		a->iovs[i][0].iov_len = AFP_VNET_LEN;
+		a->msgs[i].msg_hdr.msg_iov = a->vnet ? &a->iovs[i][0] : &a->iovs[i][1];
+		a->msgs[i].msg_hdr.msg_iovlen = a->vnet ? 2 : 1;
 	}
 }
 
@@ -777,6 +934,8 @@ static void afp_free(struct afp_wire *a)
 		close(a->fd);
 	if (a->pool.count)
 		vnic_pkt_pool_fini(&a->pool);
+	if (a->segpool.count)
+		vnic_pkt_pool_fini(&a->segpool);
 	free(a);
 }
 
@@ -815,22 +974,36 @@ int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
 	a->fd = -1;
 	a->cpu = rx_cpu;
 	a->version = cfg->ring == VNIC_AFPACKET_RING_V2 ? TPACKET_V2 : TPACKET_V3;
+	a->vnet = cfg->vnet_hdr;
+	a->tx_slots = a->vnet ? AFP_TX_SLOTS_VNET : AFP_TX_SLOTS;
 	a->wire.ops = &afp_wire_ops;
 	a->wire.priv = a;
 	a->wire.mtu = mtu;
 	a->wire.frame_size = mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
+	a->wire.gso_max_size = a->vnet ? VNIC_PKT_MAX_LEN : 0;
+	a->rx_max = a->vnet ? VNIC_PKT_MAX_LEN : a->wire.frame_size;
 	err = make_socket(a, ifname, cfg->netns_fd);
 	if (err)
 		goto err_free;
 	err = open_socket(a);
 	if (err)
 		goto err_free;
-	err = vnic_pkt_pool_init(&a->pool, AFP_TX_SLOTS, a->wire.frame_size, 0);
+	err = vnic_pkt_pool_init(&a->pool, a->tx_slots,
+				 a->vnet ? VNIC_PKT_MAX_LEN : a->wire.frame_size, 0);
 	if (err)
 		goto err_free;
-	if (vnic_pkt_alloc_bulk(&a->pool, a->slots, AFP_TX_SLOTS) != AFP_TX_SLOTS) {
+	if (vnic_pkt_alloc_bulk(&a->pool, a->slots, a->tx_slots) != a->tx_slots) {
 		err = -ENOMEM;
 		goto err_free;
+	}
+	if (a->vnet) {
+		err = vnic_pkt_pool_init(&a->segpool, AFP_RX_SEGS, a->wire.frame_size, 0);
+		if (err)
+			goto err_free;
+		if (vnic_pkt_alloc_bulk(&a->segpool, a->segs, AFP_RX_SEGS) != AFP_RX_SEGS) {
+			err = -ENOMEM;
+			goto err_free;
+		}
 	}
 	tx_init_msgs(a);
 	snprintf(a->name, sizeof(a->name), "afp-%s", ifname);
@@ -874,12 +1047,17 @@ void vnic_afpacket_stats(const struct vnic_wire *w, struct vnic_afpacket_stats *
 	st->rx_blocks = vnic_ctr_read(&a->rx.blocks);
 	st->rx_notifies = vnic_ctr_read(&a->rx.notifies);
 	st->rx_csum_fixed = vnic_ctr_read(&a->rx.csum_fixed);
+	st->rx_gso_frames = vnic_ctr_read(&a->rx.gso_frames);
+	st->rx_gso_segments = vnic_ctr_read(&a->rx.gso_segments);
+	st->rx_drop_gso = vnic_ctr_read(&a->rx.drop_gso);
 	st->tx_frames = vnic_ctr_read(&a->tx.frames);
 	st->tx_bytes = vnic_ctr_read(&a->tx.bytes);
 	st->tx_drop_mtu = vnic_ctr_read(&a->tx.drop_mtu);
 	st->tx_drop_kernel = vnic_ctr_read(&a->tx.drop_kernel);
 	st->tx_syscalls = vnic_ctr_read(&a->tx.syscalls);
 	st->tx_full = vnic_ctr_read(&a->tx.full);
+	st->tx_gso_frames = vnic_ctr_read(&a->tx.gso_frames);
+	st->tx_drop_gso = vnic_ctr_read(&a->tx.drop_gso);
 }
 
 unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_counter *out,
@@ -905,12 +1083,17 @@ unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_count
 	C(rx_blocks);
 	C(rx_notifies);
 	C(rx_csum_fixed);
+	C(rx_gso_frames);
+	C(rx_gso_segments);
+	C(rx_drop_gso);
 	C(tx_frames);
 	C(tx_bytes);
 	C(tx_drop_mtu);
 	C(tx_drop_kernel);
 	C(tx_syscalls);
 	C(tx_full);
+	C(tx_gso_frames);
+	C(tx_drop_gso);
 #undef C
 	return n;
 }

@@ -422,12 +422,17 @@ struct vnic_afpacket_stats {
 	uint64_t rx_blocks;		/* ring blocks consumed (V3) */
 	uint64_t rx_notifies;
 	uint64_t rx_csum_fixed;		/* partial checksums completed here */
+	uint64_t rx_gso_frames;		/* superframes received (vnet_hdr), segmented here */
+	uint64_t rx_gso_segments;	/* the frames they became */
+	uint64_t rx_drop_gso;		/* superframes that could not be (bad header, too many) */
 	uint64_t tx_frames;		/* accepted by the kernel */
 	uint64_t tx_bytes;
 	uint64_t tx_drop_mtu;		/* longer than the MTU, or a runt */
 	uint64_t tx_drop_kernel;	/* sendmmsg refused it (ENOBUFS, EAGAIN, ...) */
 	uint64_t tx_syscalls;		/* sendmmsg calls */
 	uint64_t tx_full;		/* reserve calls that got fewer slots than asked */
+	uint64_t tx_gso_frames;		/* superframes handed to the kernel (vnet_hdr) */
+	uint64_t tx_drop_gso;		/* a superframe whose header could not be built */
 };
 
 enum vnic_afpacket_ring {
@@ -445,6 +450,15 @@ struct vnic_afpacket_config {
 	 * caller's namespace.
 	 */
 	int netns_fd;
+	/*
+	 * PACKET_VNET_HDR: superframes both ways, as a TAP's vnet header
+	 * carries them. The wire takes a device's superpacket whole (gso_max_size
+	 * set: one slot, GSO metadata, the kernel segments it after whatever
+	 * tunnel the interface is), and a superframe received (a TSO sender on
+	 * the segment, GRO on the interface) is segmented here into MTU frames
+	 * with complete checksums: the device still receives only MTU frames.
+	 */
+	bool vnet_hdr;
 };
 
 /* "v2", "v3"; "unknown" for anything else. */

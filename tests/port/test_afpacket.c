@@ -53,13 +53,24 @@ enum { GUARD_NS = 30000000000ull, MTU = 1500 };
 
 static struct vnic_pkt_pool pool;
 
-static const enum vnic_afpacket_ring ring_v2 = VNIC_AFPACKET_RING_V2;
-static const enum vnic_afpacket_ring ring_v3 = VNIC_AFPACKET_RING_V3;
+/* The wire a test runs with: its prestate, or the defaults (V2, no vnet header). */
+struct variant {
+	enum vnic_afpacket_ring ring;
+	bool vnet;
+};
 
-/* The ring a test runs with: its prestate, or the default. */
+static const struct variant ring_v2 = {VNIC_AFPACKET_RING_V2, false};
+static const struct variant ring_v3 = {VNIC_AFPACKET_RING_V3, false};
+static const struct variant ring_v2_vnet = {VNIC_AFPACKET_RING_V2, true};
+
 static enum vnic_afpacket_ring ring_of(void **state)
 {
-	return state && *state ? *(const enum vnic_afpacket_ring *)*state : VNIC_AFPACKET_RING_V2;
+	return state && *state ? ((const struct variant *)*state)->ring : VNIC_AFPACKET_RING_V2;
+}
+
+static bool vnet_of(void **state)
+{
+	return state && *state && ((const struct variant *)*state)->vnet;
 }
 
 static struct vnic_afpacket_config *cfg_of(struct vnic_afpacket_config *c, uint32_t mtu,
@@ -398,6 +409,146 @@ static void test_rx_tx(void **state)
 	vnic_cpu_fini(&cpu);
 }
 
+/* A raw socket on ifname that reads and writes a virtio_net_hdr before each frame. */
+static int raw_vnet_on(const char *ifname)
+{
+	int s = raw_on(ifname), one = 1;
+
+	assert_int_equal(setsockopt(s, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)), 0);
+	return s;
+}
+
+struct vnet10 {
+	uint8_t flags, gso_type;
+	uint16_t hdr_len, gso_size, csum_start, csum_offset;
+} __attribute__((packed));
+
+/*
+ * --backing-offload: a superpacket the device hands over leaves whole, with
+ * its vnet header (the kernel segments it later); a superframe that arrives
+ * (a TSO sender on the segment) comes out as MTU frames with complete
+ * checksums, in order, between the plain frames around it.
+ */
+static void test_vnet_superframes(void **state)
+{
+	struct vnic_afpacket_config c;
+	struct vnic_cpu cpu;
+	struct vnic_pktgen_flow fl;
+	struct vnic_pkt *slots[2], *f[64], *sp;
+	struct vnic_wire *w;
+	struct vnet10 vh;
+	uint8_t *buf = malloc(VNIC_PKT_MAX_LEN + 64);
+	int s;
+	uint64_t end;
+	unsigned int got = 0, segs = 0;
+	bool first_seen = false, last_seen = false;
+
+	assert_non_null(buf);
+	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
+	cfg_of(&c, MTU, ring_of(state));
+	c.vnet_hdr = true;
+	assert_int_equal(vnic_afpacket_create(&w, "va", &c, &cpu), 0);
+	assert_int_equal(w->gso_max_size, VNIC_PKT_MAX_LEN);
+	s = raw_vnet_on("vb");
+
+	/* tx: one slot, a 20000-byte TCP superpacket of MSS 1400 */
+	assert_int_equal(w->ops->tx_reserve(w, slots, 1), 1);
+	vnic_pktgen_flow_init(&fl, false, VNIC_IPPROTO_TCP);
+	fl.sport = 1077; /* not a frame() id: the rx part ignores it */
+	assert_int_equal(vnic_pktgen_build_gso(slots[0], &fl, 0, 20000, 1400), 0);
+	slots[0]->ip_summed = VNIC_CSUM_NONE; /* as the device leaves it: the wire makes it partial */
+	w->ops->tx_commit(w, slots, 1, 1);
+	assert_int_equal(stat_of(w, "tx_gso_frames"), 1);
+	for (;;) {
+		struct sockaddr_ll from;
+		socklen_t fl_len = sizeof(from);
+		struct pollfd p = {.fd = s, .events = POLLIN};
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		n = recvfrom(s, buf, VNIC_PKT_MAX_LEN + 64, 0, (struct sockaddr *)&from, &fl_len);
+		assert_true(n > (ssize_t)sizeof(vh));
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		memcpy(&vh, buf, sizeof(vh));
+		assert_int_equal(n - (ssize_t)sizeof(vh), 14 + 20 + 20 + 20000);
+		assert_int_equal(vh.gso_type, VNIC_VNET_GSO_TCPV4);
+		assert_int_equal(vh.gso_size, 1400);
+		assert_true(vh.flags & VNIC_VNET_F_NEEDS_CSUM);
+		assert_int_equal(vh.csum_start, 34);
+		assert_int_equal(vh.csum_offset, 16);
+		assert_true(vnic_pktgen_verify(buf + sizeof(vh) + 54, 20000, fl.seed, 0));
+		break;
+	}
+
+	/* rx: a plain frame, a superframe of 20 segments, a plain frame */
+	memset(&vh, 0, sizeof(vh));
+	sp = frame(40, 100);
+	memcpy(buf, &vh, sizeof(vh));
+	memcpy(buf + sizeof(vh), sp->data, sp->len);
+	assert_int_equal(send(s, buf, sizeof(vh) + sp->len, 0), (ssize_t)(sizeof(vh) + sp->len));
+	vnic_pkt_free(sp);
+	sp = vnic_pkt_alloc(&pool);
+	assert_non_null(sp);
+	fl.sport = 1041; /* frame id 41 */
+	assert_int_equal(vnic_pktgen_build_gso(sp, &fl, 0, 20000, 1000), 0);
+	vh = (struct vnet10){.flags = VNIC_VNET_F_NEEDS_CSUM, .gso_type = VNIC_VNET_GSO_TCPV4,
+			     .hdr_len = 54, .gso_size = 1000, .csum_start = 34, .csum_offset = 16};
+	memcpy(buf, &vh, sizeof(vh));
+	memcpy(buf + sizeof(vh), sp->data, sp->len);
+	assert_int_equal(send(s, buf, sizeof(vh) + sp->len, 0), (ssize_t)(sizeof(vh) + sp->len));
+	vnic_pkt_free(sp);
+	memset(&vh, 0, sizeof(vh));
+	sp = frame(42, 100);
+	memcpy(buf, &vh, sizeof(vh));
+	memcpy(buf + sizeof(vh), sp->data, sp->len);
+	assert_int_equal(send(s, buf, sizeof(vh) + sp->len, 0), (ssize_t)(sizeof(vh) + sp->len));
+	vnic_pkt_free(sp);
+
+	end = vnic_now_ns() + GUARD_NS;
+	while (!last_seen) {
+		unsigned int n = w->ops->rx_peek(w, f, 8), i;
+
+		for (i = 0; i < n; i++) {
+			struct vnic_hdrs h;
+			int id;
+
+			assert_true(f[i]->len <= MTU + 14);
+			assert_int_equal(vnic_parse_frame(f[i]->data, f[i]->len, &h), VNIC_PARSE_OK);
+			if (h.l4_proto == VNIC_IPPROTO_UDP) {
+				id = frame_id(f[i]->data, f[i]->len);
+				if (id == 40) {
+					assert_false(first_seen);
+					first_seen = true;
+				} else if (id == 42) {
+					assert_int_equal(segs, 20);
+					last_seen = true;
+				}
+				continue;
+			}
+			/* a segment: complete checksum, its 1000 bytes of the pattern, in order */
+			assert_true(first_seen);
+			assert_true(vnic_csum_l4_ok(f[i]->data, &h));
+			assert_int_equal(f[i]->len, 54 + 1000);
+			assert_true(vnic_pktgen_verify(f[i]->data + 54, 1000, fl.seed, segs * 1000));
+			segs++;
+		}
+		got += n;
+		w->ops->rx_release(w, n);
+		if (!n) {
+			assert_true(vnic_now_ns() < end);
+			nap_ms(1);
+		}
+	}
+	assert_int_equal(stat_of(w, "rx_gso_frames"), 1);
+	assert_int_equal(stat_of(w, "rx_gso_segments"), 20);
+	assert_int_equal(stat_of(w, "rx_drop_gso"), 0);
+	close(s);
+	free(buf);
+	vnic_afpacket_destroy(w);
+	vnic_cpu_fini(&cpu);
+}
+
 /* ---- a vNIC pair over the veth pair ---------------------------------------- */
 
 struct side {
@@ -412,7 +563,7 @@ struct side {
 static struct side sides[2];
 
 static void side_create(struct side *sd, const char *ifname, unsigned int i,
-			enum vnic_afpacket_ring ring)
+			enum vnic_afpacket_ring ring, bool vnet)
 {
 	struct vnic_afpacket_config c;
 	struct vnic_drv_config dcfg;
@@ -420,7 +571,9 @@ static void side_create(struct side *sd, const char *ifname, unsigned int i,
 	memset(sd, 0, sizeof(*sd));
 	assert_int_equal(vnic_cpu_init(&sd->cpu, i ? "afp-b" : "afp-a", 20000), 0);
 	assert_int_equal(vnic_hv_create(&sd->hv, 128, NULL), 0);
-	assert_int_equal(vnic_afpacket_create(&sd->wire, ifname, cfg_of(&c, MTU, ring), &sd->cpu), 0);
+	cfg_of(&c, MTU, ring);
+	c.vnet_hdr = vnet;
+	assert_int_equal(vnic_afpacket_create(&sd->wire, ifname, &c, &sd->cpu), 0);
 	assert_int_equal(vnic_dev_create(&sd->dev, sd->hv, sd->wire, &sd->cpu, NULL), 0);
 	vnic_drv_config_default(&dcfg);
 	dcfg.cpu = &sd->cpu;
@@ -449,9 +602,10 @@ static void test_vnic_over_veth(void **state)
 	uint64_t end;
 	int i;
 
-	print_message("ring %s\n", vnic_afpacket_ring_name(ring_of(state)));
-	side_create(&sides[0], "va", 0, ring_of(state));
-	side_create(&sides[1], "vb", 1, ring_of(state));
+	print_message("ring %s%s\n", vnic_afpacket_ring_name(ring_of(state)),
+		      vnet_of(state) ? ", superframes" : "");
+	side_create(&sides[0], "va", 0, ring_of(state), vnet_of(state));
+	side_create(&sides[1], "vb", 1, ring_of(state), vnet_of(state));
 	assert_int_equal(vnic_stream_create(&stream, vnic_drv_netdev(sides[0].drv), &sides[0].host,
 					    vnic_drv_netdev(sides[1].drv), &sides[1].host, &so),
 			 0);
@@ -495,9 +649,21 @@ static void test_vnic_over_veth(void **state)
 		assert_true(st.rx_frames > 0 && st.tx_frames > 0);
 		assert_int_equal(st.rx_drop_too_big + st.tx_drop_mtu, 0);
 	}
-	/* superpackets were segmented onto the wire: more frames than syscalls */
 	vnic_afpacket_stats(sides[0].wire, &st);
-	assert_true(st.tx_frames > st.tx_syscalls);
+	if (vnet_of(state)) {
+		struct vnic_afpacket_stats rst;
+
+		/* superpackets left whole, and came in whole: segmented by the receiving wire */
+		vnic_afpacket_stats(sides[1].wire, &rst);
+		assert_true(st.tx_gso_frames > 0);
+		assert_true(rst.rx_gso_frames > 0);
+		assert_true(rst.rx_gso_segments > rst.rx_gso_frames);
+		assert_int_equal(st.tx_drop_gso + rst.rx_drop_gso, 0);
+	} else {
+		/* superpackets were segmented onto the wire: more frames than syscalls */
+		assert_true(st.tx_frames > st.tx_syscalls);
+		assert_int_equal(st.tx_gso_frames, 0);
+	}
 	vnic_stream_destroy(stream);
 	side_destroy(&sides[0]);
 	side_destroy(&sides[1]);
@@ -566,6 +732,9 @@ int main(void)
 		cmocka_unit_test_prestate(test_rx_tx, (void *)&ring_v3),
 		cmocka_unit_test_prestate(test_vnic_over_veth, (void *)&ring_v2),
 		cmocka_unit_test_prestate(test_vnic_over_veth, (void *)&ring_v3),
+		cmocka_unit_test_prestate(test_vnic_over_veth, (void *)&ring_v2_vnet),
+		cmocka_unit_test_prestate(test_vnet_superframes, (void *)&ring_v2),
+		cmocka_unit_test_prestate(test_vnet_superframes, (void *)&ring_v3),
 		cmocka_unit_test(test_other_namespace),
 	};
 	int rc;
@@ -578,7 +747,7 @@ int main(void)
 		printf("SKIP: needs root, a network namespace and iproute2 (veth)\n");
 		return 77;
 	}
-	if (vnic_pkt_pool_init(&pool, 16, 16384, 0))
+	if (vnic_pkt_pool_init(&pool, 16, VNIC_PKT_MAX_LEN, 0))
 		return 1;
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	vnic_pkt_pool_fini(&pool);
