@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 #
 # Helpers shared by the netns tests: sourced, not run. The sourcing script
-# sets WORK (a scratch folder) and LOG (a file in it) first, and PY when it
-# uses transfer.
+# sets WORK (a scratch folder) and LOG (a file in it) before calling them,
+# and PY before transfer.
 
 npass=0
 nfail=0

@@ -42,11 +42,8 @@
 set -u
 
 VNIC=${1:?usage: test_link.sh PATH/TO/vnic}
-
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
+# shellcheck source=tests/netns/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs)"
 [ -c /dev/net/tun ] || skip "no /dev/net/tun"
@@ -55,6 +52,8 @@ command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
 command -v ping >/dev/null || skip "no ping (apt-get install iputils-ping)"
 PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
 [ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
+WORK=$(mktemp -d /tmp/vnic-netns.XXXXXX)
+LOG=$WORK/log
 
 NA=vnt-a-$$
 NB=vnt-b-$$
@@ -63,35 +62,8 @@ VB=vntb$$
 VP=vntp$$
 VT=vntt$$
 NAME=vnt-$$
-WORK=$(mktemp -d /tmp/vnic-netns.XXXXXX)
-LOG=$WORK/log
-npass=0
-nfail=0
 LINK_PID=
 LAST_PID=
-SERVERS=()
-
-pass() {
-	echo "PASS: $*"
-	npass=$((npass + 1))
-}
-
-fail() {
-	echo "FAIL: $*"
-	nfail=$((nfail + 1))
-}
-
-# check NAME CMD...: PASS if CMD exits 0; its output goes to the log.
-check() {
-	local name=$1
-	shift
-	echo "--- $name: $*" >>"$LOG"
-	if "$@" >>"$LOG" 2>&1; then
-		pass "$name"
-	else
-		fail "$name (see $LOG)"
-	fi
-}
 
 cleanup() {
 	local p
@@ -114,33 +86,6 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-
-# A server in namespace $1 (the rest is its command); its pid joins SERVERS.
-server() {
-	local ns=$1
-	shift
-	ip netns exec "$ns" "$@" >>"$LOG" 2>&1 &
-	SERVERS+=($!)
-}
-
-stop_servers() {
-	local p
-	for p in "${SERVERS[@]}"; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	SERVERS=()
-}
-
-# Waits until TCP port $2 listens in namespace $1.
-wait_port() {
-	local i
-	for i in $(seq 100); do
-		ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # Starts `vnic link` in the background with extra flags; waits until it says
 # it is up and both interfaces are UP. Returns non-zero if it never does.
@@ -187,47 +132,10 @@ nothing_left() {
 	return 0
 }
 
-iperf_tcp() { # NS ADDR [flags]
-	local ns=$1 addr=$2
-	shift 2
-	ip netns exec "$ns" iperf3 -c "$addr" -p 5201 -t 3 -f g "$@" | tee -a "$LOG" |
-		grep -E "receiver$" | awk '{ if ($7 + 0 > 0) ok = 1 } END { exit !ok }'
-}
-
 iperf_udp() { # NS ADDR
 	# -b bounds the rate so the check is about delivery, not about loss under overload.
 	ip netns exec "$1" iperf3 -c "$2" -p 5201 -u -b 200M -t 3 | tee -a "$LOG" |
 		grep -E "receiver$" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, a, "/"); if (a[2] - a[1] > 0) ok = 1 } } END { exit !ok }'
-}
-
-# 256 MiB of random bytes from $1 to $2's address $3; the receiver hashes what it got.
-transfer() {
-	local from=$1 to=$2 addr=$3 port=$4
-	ip netns exec "$to" "$PY" -c '
-import hashlib, socket, sys
-fam = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
-s = socket.socket(fam, socket.SOCK_STREAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((sys.argv[1], int(sys.argv[2])))
-s.listen(1)
-c, _ = s.accept()
-h, n = hashlib.sha256(), 0
-while True:
-    b = c.recv(1 << 20)
-    if not b:
-        break
-    h.update(b)
-    n += len(b)
-print(h.hexdigest(), n)' "$addr" "$port" >"$WORK/recv.out" 2>>"$LOG" &
-	local rpid=$!
-	wait_port "$to" "$port" || { kill $rpid; return 1; }
-	ip netns exec "$from" timeout 60 bash -c "cat '$WORK/blob' > /dev/tcp/$addr/$port" || {
-		kill $rpid
-		return 1
-	}
-	wait $rpid
-	echo "sent $BLOB_SUM $((256 << 20)), received $(cat "$WORK/recv.out")"
-	[ "$(cat "$WORK/recv.out")" = "$BLOB_SUM $((256 << 20))" ]
 }
 
 # Raises the TAP's MTU in namespace $1 to 9000 behind the vNIC's back; vnic
@@ -274,8 +182,7 @@ pings() { # NS ADDR6? MTU-label
 }
 
 echo "vnic: $VNIC; logs: $LOG"
-head -c 256M /dev/urandom >"$WORK/blob"
-BLOB_SUM=$(sha256sum "$WORK/blob" | cut -d' ' -f1)
+make_blob 256
 
 # ---------------------------------------------------------------- errors a user meets
 # Each error case gets a timeout: a run that wrongly starts must not hang the test.

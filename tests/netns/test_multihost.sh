@@ -29,8 +29,6 @@
 set -u
 
 VNIC=${1:?usage: test_multihost.sh PATH/TO/vnic}
-WORK=$(mktemp -d /tmp/vnic-multihost.XXXXXX)
-LOG=$WORK/log
 # shellcheck source=tests/netns/lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -41,6 +39,8 @@ command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
 command -v ping >/dev/null || skip "no ping (apt-get install iputils-ping)"
 PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
 [ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
+WORK=$(mktemp -d /tmp/vnic-multihost.XXXXXX)
+LOG=$WORK/log
 
 H1=vmh-h1-$$
 H2=vmh-h2-$$
