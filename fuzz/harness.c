@@ -570,6 +570,7 @@ void fz_fdev_reset(struct fz_fdev *f)
 	rings_free(f);
 	memset(f->req, 0, sizeof(f->req));
 	memset(f->mapped, 0, sizeof(f->mapped));
+	memset(f->map_len, 0, sizeof(f->map_len));
 	f->map_bytes = 0;
 }
 
@@ -895,10 +896,14 @@ static uint8_t good_answer(struct fz_fdev *f, struct vnic_crq *r, struct fdev_bu
 	case VNIC_CMD_REQUEST_MAP:
 		if (!r->map.map_id)
 			return VNIC_RC_PARAMETER;
+		f->map_bytes -= f->map_len[r->map.map_id];
 		f->mapped[r->map.map_id] = true;
-		f->map_bytes += vnic_be32_get(&r->map.len);
+		f->map_len[r->map.map_id] = vnic_be32_get(&r->map.len);
+		f->map_bytes += f->map_len[r->map.map_id];
 		return VNIC_RC_SUCCESS;
 	case VNIC_CMD_REQUEST_UNMAP:
+		f->map_bytes -= f->map_len[r->map.map_id];
+		f->map_len[r->map.map_id] = 0;
 		f->mapped[r->map.map_id] = false;
 		return VNIC_RC_SUCCESS;
 	case VNIC_CMD_LOGIN:

@@ -239,7 +239,13 @@ struct fz_fdev {
 	/* negotiated and registered */
 	uint64_t req[64]; /* REQUEST_CAPABILITY numbers granted, by capability id */
 	bool mapped[VNIC_MAX_MAP_ID + 1];
-	uint64_t map_bytes; /* the long-term buffers REQUEST_MAP registered since INIT */
+	uint32_t map_len[VNIC_MAX_MAP_ID + 1];
+	/*
+	 * Bytes of the long-term buffers registered now: a REQUEST_MAP sent
+	 * again (its answer lost, or late: the driver's retry timer is real
+	 * time) registers its id once, and an unmap takes it away.
+	 */
+	uint64_t map_bytes;
 	bool logged_in, link_up;
 	unsigned int ntx, nrx;
 	struct vnic_subcrq *txsubm[FZ_FDEV_QUEUES], *rxadd[FZ_FDEV_QUEUES];
