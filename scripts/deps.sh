@@ -8,9 +8,11 @@ set -euo pipefail
 
 level=${1:-build}
 # build: compiler, CMake, cmocka (the tests are part of the build), libpcap
-# (vnic link --pcap), sys/sdt.h for the USDT probes, gnuplot for the plots of
-# vnic experiment.
-pkgs=(gcc make cmake pkg-config libcmocka-dev libpcap-dev systemtap-sdt-dev gnuplot-nox)
+# (vnic link --pcap), libxdp and libbpf (the AF_XDP backing, vnic link
+# --backing-mode afxdp), sys/sdt.h for the USDT probes, gnuplot for the plots
+# of vnic experiment.
+pkgs=(gcc make cmake pkg-config libcmocka-dev libpcap-dev libxdp-dev libbpf-dev systemtap-sdt-dev
+	gnuplot-nox)
 # test: clang and its fuzzer runtime for the fuzz targets; the tools the
 # network-namespace tests drive across vnic link; groff, which renders the
 # manual page for its test (skipped without it).

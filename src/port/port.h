@@ -8,7 +8,8 @@
  *             seeded loss, reordering and corruption.
  *   tap.c     the TAP host port (setup, ioctls, counters); tap_io.c its
  *             datapath; tap_vnet.c the vnet header <-> packet metadata.
- *   afpacket.c  a wire on a real interface (AF_PACKET, TPACKET_V3).
+ *   afpacket.c  a wire on a real interface (AF_PACKET, TPACKET_V2 or V3).
+ *   afxdp.c   a wire on a real interface through AF_XDP (libxdp).
  *
  * Threads: per direction, one producer (the device tx engine of the sending
  * end) and one consumer (the device rx engine of the receiving end), each on
@@ -485,5 +486,105 @@ void vnic_afpacket_stats(const struct vnic_wire *w, struct vnic_afpacket_stats *
 /* The same as counters ("rx_frames", ...). */
 unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_counter *out,
 				    unsigned int max);
+
+/* ---------------------------------------------------------------------------
+ * AF_XDP backing wire (afxdp.c; afxdp_none.c without libxdp)
+ *
+ * The same wire as AF_PACKET's above, through an AF_XDP socket bound to one
+ * queue of the interface, with libxdp's default program redirecting what
+ * arrives on that queue to it (the rest of the interface's traffic, other
+ * queues included, goes to the kernel as before).
+ *   memory: a UMEM of 4096 frames of 4096 bytes, one frame per packet (no
+ *       multi-buffer): half for rx, kept on the FILL ring, half for tx.
+ *   rx: rx_peek walks the RX ring and hands out packets wrapping the UMEM
+ *       frames (no copy); rx_release gives them back to the FILL ring. Every
+ *       descriptor is checked before use (a receive frame, every byte inside
+ *       it): one that is not is dropped and counted (rx_drop_bad_desc).
+ *   tx: tx_reserve hands out free tx frames as packets, tx_commit puts them
+ *       on the TX ring and kicks the kernel with sendto when it asks for it
+ *       (XDP_USE_NEED_WAKEUP; always in copy mode); the COMPLETION ring is
+ *       reaped in both to recycle frames. A full ring drops and counts
+ *       (tx_drop_ring_full), never blocks.
+ *   notification: the xsk fd on rx_cpu, watched while the receiver's irq is
+ *       armed, as for AF_PACKET.
+ * Attach: native XDP (the driver's hook, XDP_FLAGS_DRV_MODE) with zero-copy
+ * if the driver has it, else native with copies, else generic XDP
+ * (XDP_FLAGS_SKB_MODE, copies). The mode taken is in the counters (native,
+ * zerocopy) and vnic_afxdp_mode_name. Frames are plain MTU frames both ways
+ * (gso_max_size 0): the interface should not aggregate (GRO, LRO) or send
+ * superframes; native XDP on a veth turns its peer's segmentation offloads
+ * off by itself, generic XDP drops what does not fit a frame. Frames carry
+ * whatever checksum they had: a veth peer's kernel leaves its own
+ * checksums to offload (partial) unless its tx checksumming is off
+ * (ethtool -K PEER tx off; docs/LINK.md). libxdp and libbpf print nothing:
+ * their last warning is kept for vnic_afxdp_last_error.
+ * Threads as for AF_PACKET: rx (and the notification) on rx_cpu, tx on the
+ * device's tx cpu, one producer and one consumer per ring.
+ * ------------------------------------------------------------------------- */
+
+struct vnic_afxdp_stats {
+	uint64_t native;		/* 1: the driver's XDP hook; 0: generic */
+	uint64_t zerocopy;		/* 1: the driver DMAs into the UMEM */
+	uint64_t rx_frames;		/* handed to the device */
+	uint64_t rx_bytes;
+	uint64_t rx_drop_bad_desc;	/* a descriptor outside its receive frame */
+	uint64_t rx_drop_runt;		/* shorter than an Ethernet header */
+	uint64_t rx_drop_too_big;	/* longer than frame_size */
+	uint64_t rx_kernel_drops;	/* the kernel's rx_dropped (frame too big for a UMEM frame) */
+	uint64_t rx_ring_full;		/* the kernel's: the RX ring was full */
+	uint64_t rx_fill_empty;		/* the kernel's: no frame on the FILL ring */
+	uint64_t rx_invalid_descs;	/* the kernel's: FILL addresses it refused */
+	uint64_t rx_fill_kicks;		/* wake-ups after a FILL refill (zero-copy) */
+	uint64_t rx_fill_short;		/* refills that found the FILL ring short of room */
+	uint64_t rx_notifies;
+	uint64_t tx_frames;		/* put on the TX ring */
+	uint64_t tx_bytes;
+	uint64_t tx_drop_mtu;		/* longer than the MTU, a runt, or a superframe */
+	uint64_t tx_drop_ring_full;	/* no room on the TX ring */
+	uint64_t tx_full;		/* reserve calls that got fewer frames than asked */
+	uint64_t tx_kicks;		/* sendto wake-ups */
+	uint64_t tx_kick_errors;	/* sendto failed otherwise than "busy, again" */
+	uint64_t tx_stalls;		/* commits that left frames on the TX ring */
+	uint64_t tx_completions;	/* frames the kernel gave back */
+	uint64_t tx_bad_completions;	/* a completed address not a tx frame of ours */
+	uint64_t tx_invalid_descs;	/* the kernel's: TX descriptors it refused */
+};
+
+struct vnic_afxdp_config {
+	uint32_t mtu;		/* 68 .. 3822: the frame and XDP's headroom fit a page */
+	/* as vnic_afpacket_config's: the namespace ifname is in, 0 or below: ours */
+	int netns_fd;
+	uint32_t queue;		/* the interface's queue bound to; 0 */
+};
+
+/*
+ * Opens the wire on ifname (an Ethernet device, not loopback: as for
+ * AF_PACKET) for frames of cfg->mtu + 14 + 4 bytes at most, and attaches
+ * libxdp's program (the best mode the interface takes, see above). Setup
+ * and teardown run in cfg->netns_fd's namespace on a helper thread. rx_cpu
+ * is the receiving device's cpu: before it starts. 0 or -errno: -ENODEV (no
+ * such interface), -EINVAL (mtu, a loopback device), -EPROTONOSUPPORT (not
+ * Ethernet), -EOPNOTSUPP (vnic built without libxdp, or no mode works),
+ * -EPERM (needs root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW), -ENOMEM,
+ * -ENOSPC (cpu's poller or fd slots), or what libxdp returns.
+ */
+int vnic_afxdp_create(struct vnic_wire **w, const char *ifname, const struct vnic_afxdp_config *cfg,
+		      struct vnic_cpu *rx_cpu);
+/* rx_cpu stopped (or never run) and nothing transmitting: detaches, closes and frees. */
+void vnic_afxdp_destroy(struct vnic_wire *w);
+/* Any thread; values may be stale. */
+void vnic_afxdp_stats(const struct vnic_wire *w, struct vnic_afxdp_stats *st);
+/* The same as counters ("native", "rx_frames", ...). */
+unsigned int vnic_afxdp_counters(const struct vnic_wire *w, struct vnic_counter *out,
+				 unsigned int max);
+/* "native zero-copy", "native copy" or "generic copy". */
+const char *vnic_afxdp_mode_name(const struct vnic_wire *w);
+/*
+ * Any thread: the last warning libxdp or libbpf gave (during any create),
+ * "" if none, copied into buf (at most len bytes with its NUL).
+ */
+void vnic_afxdp_last_error(char *buf, size_t len);
+/* Whether this vnic was built with libxdp (false: create says -EOPNOTSUPP). */
+bool vnic_afxdp_available(void);
 
 #endif /* VNIC_PORT_H */
