@@ -660,6 +660,13 @@ int vnic_cmd_set(int argc, char **argv);
 /* `vnic link [options]` (link.c): two namespaces joined by vnic, until a signal. Exit status. */
 int vnic_cmd_link(int argc, char **argv);
 
+/* --backing-mode: the socket under the backing wire (docs/LINK.md). */
+enum vnic_link_backing_mode {
+	VNIC_LINK_BACKING_AFPACKET = 0,	/* the default */
+	VNIC_LINK_BACKING_AFXDP,
+	VNIC_LINK_BACKING_AUTO,		/* AF_XDP where the interface takes it, else AF_PACKET */
+};
+
 struct vnic_link_opts {
 	struct vnic_topo_config topo;	/* drivers, devices, cable, cost model */
 	const char *ns[VNIC_TOPO_SIDES];
@@ -672,6 +679,7 @@ struct vnic_link_opts {
 	const char *backing_ns;		/* the namespace the backing is in; NULL: ours */
 	enum vnic_afpacket_ring backing_ring;
 	bool backing_plain;		/* --backing-offload off: MTU frames only */
+	enum vnic_link_backing_mode backing_mode;	/* --backing-mode */
 	bool mtu_given;			/* --mtu: else a backing's MTU is taken */
 	double duration_s;		/* 0 = until a signal */
 	uint32_t tap_batch;

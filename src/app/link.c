@@ -80,6 +80,7 @@ struct link {
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
 	struct vnic_wire *backing;
+	bool backing_xdp;		/* the backing wire is AF_XDP's, else AF_PACKET's */
 	uint32_t backing_mtu;		/* the backing interface's, seen at the check */
 	int backing_ns_fd;		/* --backing-ns, opened at the check; -1: ours */
 	FILE *pcap_file;		/* --pcap, opened before anything is built */
@@ -105,7 +106,7 @@ enum {
 	OPT_PCAP, OPT_BACKING, OPT_DURATION, OPT_TAP_BATCH, OPT_NO_VNET_HDR, OPT_NAME,
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS, OPT_BACKING_NS, OPT_BACKING_RING,
-	OPT_BACKING_OFFLOAD,
+	OPT_BACKING_OFFLOAD, OPT_BACKING_MODE,
 };
 
 static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
@@ -129,6 +130,7 @@ static const struct option own_opts[] = {
 	{ "backing-ns", required_argument, NULL, OPT_BACKING_NS },
 	{ "backing-ring", required_argument, NULL, OPT_BACKING_RING },
 	{ "backing-offload", required_argument, NULL, OPT_BACKING_OFFLOAD },
+	{ "backing-mode", required_argument, NULL, OPT_BACKING_MODE },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
 	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
@@ -160,6 +162,9 @@ static void usage(FILE *f)
 	      "                      blocks retired after 1 ms (v3: fewer wake-ups, slower alone)\n"
 	      "  --backing-offload on|off  superframes to and from IFNAME with a vnet header\n"
 	      "                      (on: the kernel segments; off: MTU frames only)\n"
+	      "  --backing-mode afpacket|afxdp|auto  the socket under the backing: AF_PACKET\n"
+	      "                      (default), AF_XDP (MTU frames, MTU at most 3822), or AF_XDP\n"
+	      "                      where IFNAME takes it and AF_PACKET otherwise\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
 	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
 	      "  --pcap-count N      stop capturing after N frames\n"
@@ -244,6 +249,18 @@ static int parse_opt(void *ctx, int c, const char *a)
 			err = -EINVAL;
 		}
 		break;
+	case OPT_BACKING_MODE:
+		if (!strcmp(a, "afpacket")) {
+			o->backing_mode = VNIC_LINK_BACKING_AFPACKET;
+		} else if (!strcmp(a, "afxdp")) {
+			o->backing_mode = VNIC_LINK_BACKING_AFXDP;
+		} else if (!strcmp(a, "auto")) {
+			o->backing_mode = VNIC_LINK_BACKING_AUTO;
+		} else {
+			fprintf(stderr, "vnic: --backing-mode: '%s' is not afpacket, afxdp or auto\n", a);
+			err = -EINVAL;
+		}
+		break;
 	case OPT_BACKING_RING:
 		if (!strcmp(a, "v2")) {
 			o->backing_ring = VNIC_AFPACKET_RING_V2;
@@ -317,10 +334,17 @@ static int settle(struct vnic_link_opts *o)
 		      stderr);
 		return -EINVAL;
 	}
-	if (!o->backing &&
-	    (o->backing_ns || o->backing_ring != VNIC_AFPACKET_RING_V2 || o->backing_plain)) {
-		fputs("vnic link: --backing-ns, --backing-ring and --backing-offload shape a "
-		      "backing: give --backing\n",
+	if (!o->backing && (o->backing_ns || o->backing_ring != VNIC_AFPACKET_RING_V2 ||
+			    o->backing_plain || o->backing_mode != VNIC_LINK_BACKING_AFPACKET)) {
+		fputs("vnic link: --backing-ns, --backing-ring, --backing-offload and "
+		      "--backing-mode shape a backing: give --backing\n",
+		      stderr);
+		return -EINVAL;
+	}
+	if (o->backing_mode == VNIC_LINK_BACKING_AFXDP &&
+	    (o->backing_ring != VNIC_AFPACKET_RING_V2 || o->backing_plain)) {
+		fputs("vnic link: --backing-ring and --backing-offload shape the AF_PACKET "
+		      "socket; --backing-mode afxdp has none (it carries MTU frames)\n",
 		      stderr);
 		return -EINVAL;
 	}
@@ -544,6 +568,47 @@ static int build_side(struct link *l, unsigned int s)
 	return 0;
 }
 
+/*
+ * --backing-mode afxdp or auto: the AF_XDP wire on the backing, for frames
+ * of mtu (the AF_PACKET wire's) cut to what a UMEM frame holds. 0 with
+ * l->backing_xdp set, or 0 without for AF_PACKET (the default, or auto when
+ * AF_XDP cannot be had: one line says why), or -1 when afxdp was asked for
+ * and cannot be had.
+ */
+static int open_afxdp(struct link *l, uint32_t mtu)
+{
+	struct vnic_afxdp_config xcfg = {.mtu = mtu, .netns_fd = l->backing_ns_fd};
+	const char *ifname = l->o->backing;
+	bool must = l->o->backing_mode == VNIC_LINK_BACKING_AFXDP;
+	char why[160] = "";
+	int err;
+
+	if (l->o->backing_mode == VNIC_LINK_BACKING_AFPACKET)
+		return 0;
+	if (xcfg.mtu > VNIC_AFXDP_MAX_MTU)
+		xcfg.mtu = VNIC_AFXDP_MAX_MTU;
+	if (xcfg.mtu < l->o->topo.drv.mtu) {
+		if (must)
+			return fail("--backing-mode afxdp: MTU %u does not fit an AF_XDP frame "
+				    "(at most %u: --mtu N)", l->o->topo.drv.mtu, VNIC_AFXDP_MAX_MTU);
+		fprintf(stderr, "vnic link: --backing %s: MTU %u is too large for AF_XDP (at most "
+			"%u); AF_PACKET instead\n", ifname, l->o->topo.drv.mtu, VNIC_AFXDP_MAX_MTU);
+		return 0;
+	}
+	err = vnic_afxdp_create(&l->backing, ifname, &xcfg, l->side[0].cpu);
+	if (!err) {
+		l->backing_xdp = true;
+		return 0;
+	}
+	vnic_afxdp_last_error(why, sizeof(why));
+	if (must)
+		return fail("--backing %s: AF_XDP: %s%s%s", ifname, strerror(-err),
+			    *why ? "; libxdp: " : "", why);
+	fprintf(stderr, "vnic link: --backing %s: no AF_XDP (%s); AF_PACKET instead\n", ifname,
+		strerror(-err));
+	return 0;
+}
+
 static int build(struct link *l)
 {
 	const struct vnic_topo_config *t = &l->o->topo;
@@ -585,7 +650,11 @@ static int build(struct link *l)
 
 		if (acfg.mtu < t->drv.mtu)
 			acfg.mtu = t->drv.mtu;
-		err = vnic_afpacket_create(&l->backing, l->o->backing, &acfg, l->side[0].cpu);
+		err = open_afxdp(l, acfg.mtu);
+		if (err)
+			return err;
+		if (!l->backing_xdp)
+			err = vnic_afpacket_create(&l->backing, l->o->backing, &acfg, l->side[0].cpu);
 		if (err == -ENODEV)
 			return fail("--backing: no interface called %s", l->o->backing);
 		if (err == -EPROTONOSUPPORT || err == -EINVAL)
@@ -892,7 +961,9 @@ static void teardown(struct link *l)
 	}
 	if (l->cable)
 		vnic_cable_destroy(l->cable);
-	if (l->backing)
+	if (l->backing && l->backing_xdp)
+		vnic_afxdp_destroy(l->backing);
+	else if (l->backing)
 		vnic_afpacket_destroy(l->backing);
 	if (l->backing_ns_fd >= 0)
 		close(l->backing_ns_fd);
@@ -991,7 +1062,8 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 		at = add_prefixed(out, max, at, "pcap.", tmp, n < tmax ? n : tmax);
 	}
 	if (l->backing) {
-		n = vnic_afpacket_counters(l->backing, tmp, tmax);
+		n = l->backing_xdp ? vnic_afxdp_counters(l->backing, tmp, tmax)
+				   : vnic_afpacket_counters(l->backing, tmp, tmax);
 		at = add_prefixed(out, max, at, "wire.", tmp, n < tmax ? n : tmax);
 	}
 	if (l->cable) {
@@ -1189,7 +1261,11 @@ static void print_ready(const struct link *l)
 			sd->has6 ? vnic_nl_addr_str(&sd->a6, b6, sizeof(b6)) : "-",
 			sd->has6 ? sd->a6.prefix : 0);
 	}
-	if (l->backing)
+	if (l->backing && l->backing_xdp)
+		fprintf(f, "vnic link: the device is backed by %s%s%s (AF_XDP, %s, MTU frames)\n",
+			l->o->backing, l->o->backing_ns ? " in namespace " : "",
+			l->o->backing_ns ? l->o->backing_ns : "", vnic_afxdp_mode_name(l->backing));
+	else if (l->backing)
 		fprintf(f, "vnic link: the device is backed by %s%s%s (AF_PACKET, TPACKET_%s, %s)\n",
 			l->o->backing, l->o->backing_ns ? " in namespace " : "",
 			l->o->backing_ns ? l->o->backing_ns : "",
@@ -1264,8 +1340,14 @@ static void report_json(const struct link *l, double secs, const struct totals *
 		vnic_json_str(&j, "backing", l->o->backing);
 		if (l->o->backing_ns)
 			vnic_json_str(&j, "backing_ns", l->o->backing_ns);
-		vnic_json_str(&j, "backing_ring", vnic_afpacket_ring_name(l->o->backing_ring));
-		vnic_json_str(&j, "backing_offload", l->o->backing_plain ? "off" : "on");
+		vnic_json_str(&j, "backing_mode", l->backing_xdp ? "afxdp" : "afpacket");
+		if (l->backing_xdp) {
+			vnic_json_str(&j, "backing_xdp", vnic_afxdp_mode_name(l->backing));
+		} else {
+			vnic_json_str(&j, "backing_ring",
+				      vnic_afpacket_ring_name(l->o->backing_ring));
+			vnic_json_str(&j, "backing_offload", l->o->backing_plain ? "off" : "on");
+		}
 	}
 	vnic_json_object(&j, "policies");
 	for (unsigned int i = 0; i < np && i < 16; i++)

@@ -105,6 +105,9 @@ enum {
 };
 
 _Static_assert(AFX_MAX_MTU >= 1500, "a UMEM frame must hold an Ethernet MTU frame");
+_Static_assert((int)AFX_MAX_MTU == (int)VNIC_AFXDP_MAX_MTU &&
+		       (int)AFX_FRAME == (int)VNIC_AFXDP_FRAME,
+	       "port.h says what a UMEM frame holds");
 _Static_assert((AFX_FRAME & (AFX_FRAME - 1)) == 0, "aligned mode: a power-of-two frame");
 
 /* Why a received descriptor is not handed to the device. */

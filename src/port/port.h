@@ -522,6 +522,11 @@ unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_count
  * device's tx cpu, one producer and one consumer per ring.
  * ------------------------------------------------------------------------- */
 
+enum {
+	VNIC_AFXDP_FRAME = 4096,	/* a UMEM frame: one page */
+	VNIC_AFXDP_MAX_MTU = 3822,	/* a frame + 14 + 4 and XDP's 256 B of headroom in one */
+};
+
 struct vnic_afxdp_stats {
 	uint64_t native;		/* 1: the driver's XDP hook; 0: generic */
 	uint64_t zerocopy;		/* 1: the driver DMAs into the UMEM */
@@ -551,7 +556,7 @@ struct vnic_afxdp_stats {
 };
 
 struct vnic_afxdp_config {
-	uint32_t mtu;		/* 68 .. 3822: the frame and XDP's headroom fit a page */
+	uint32_t mtu;		/* 68 .. VNIC_AFXDP_MAX_MTU */
 	/* as vnic_afpacket_config's: the namespace ifname is in, 0 or below: ours */
 	int netns_fd;
 	uint32_t queue;		/* the interface's queue bound to; 0 */
