@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# AF_PACKET against AF_XDP under one backed vNIC (docs/LINK.md, "--backing
+# IFNAME"), the two taking turns in every round (which goes first
+# alternates) so that both see the same machine:
+#
+#   netns bk-vnic          netns bk-host                  netns bk-peer
+#   vnic0 10.97.0.1 -- vnic link --backing vb0 --backing-ns bk-host
+#                          vb0 <========== veth ==========> vp0 10.97.0.2
+#
+# Throughput: iperf3, one TCP stream, each way (out: from the vNIC's
+# namespace to the peer; in: back). Round trip: sockperf ping-pong over UDP,
+# 14-byte messages, the median round trip. AF_PACKET runs with its defaults
+# (superframes with a vnet header, TPACKET_V2); AF_XDP carries MTU frames,
+# and the peer's tx checksumming is off while it runs (a veth peer's kernel
+# leaves its checksums partial, which AF_XDP cannot tell: docs/LINK.md).
+# Prints a markdown table of medians with [min, max] over the rounds, and
+# the AF_XDP / AF_PACKET ratio of each round.
+#
+# Usage: bench/backing.sh [-n ROUNDS] [-d SECONDS] [-b VNIC] [OUTDIR]
+#   -n ROUNDS    rounds (3)
+#   -d SECONDS   each iperf3 and sockperf run (5)
+#   -b VNIC      the vnic binary (the repository's build-rel/src/app/vnic:
+#                a Release build, with libxdp)
+#   OUTDIR       where every raw output goes: a scratch folder outside the
+#                repository (default: a new mktemp -d folder)
+#
+# Needs root, iproute2, ethtool, iperf3, sockperf, python3.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd -P)
+
+rounds=3
+dur=5
+vnic=$repo/build-rel/src/app/vnic
+while getopts n:d:b:h opt; do
+	case $opt in
+	n) rounds=$OPTARG ;;
+	d) dur=$OPTARG ;;
+	b) vnic=$(realpath -m "$OPTARG") ;;
+	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+[ "$(id -u)" -eq 0 ] || { echo "bench/backing.sh: needs root" >&2; exit 1; }
+for c in ip ethtool iperf3 sockperf python3; do
+	command -v $c >/dev/null || { echo "bench/backing.sh: needs $c" >&2; exit 1; }
+done
+[ -x "$vnic" ] || { echo "bench/backing.sh: no $vnic (build Release first)" >&2; exit 1; }
+if [ $# -gt 0 ]; then
+	out=$(realpath -m "$1")
+	case "$out/" in
+	"$repo"/*) echo "bench/backing.sh: $out is inside the repository; give a scratch folder" >&2; exit 1 ;;
+	esac
+	mkdir -p "$out"
+else
+	out=$(mktemp -d -t vnic-backing.XXXXXX)
+fi
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+HOST=bk-host PEER=bk-peer VNS=bk-vnic
+for n in $HOST $PEER $VNS; do
+	if ip netns list | grep -qw "$n"; then
+		echo "bench/backing.sh: namespace $n exists; remove it first (ip netns del $n)" >&2
+		exit 1
+	fi
+done
+
+PIDS=() SRV=()
+stop_servers() {
+	local p
+	for p in "${SRV[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${SRV[@]}"; do wait "$p" 2>/dev/null || true; done
+	SRV=()
+}
+stop_vnic() {
+	local p
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+	PIDS=()
+}
+cleanup() {
+	stop_servers
+	stop_vnic
+	ip netns del $HOST 2>/dev/null || true
+	ip netns del $PEER 2>/dev/null || true
+}
+trap cleanup EXIT
+
+ip netns add $HOST
+ip netns add $PEER
+ip -n $HOST link add vb0 type veth peer name vp0 netns $PEER
+ip -n $PEER addr add 10.97.0.2/24 dev vp0
+ip -n $HOST link set vb0 up
+ip -n $PEER link set vp0 up
+ip -n $PEER link set lo up
+
+start_vnic() { # name round mode
+	local log=$out/vnic.$1.$2.log i
+	"$vnic" link --backing vb0 --backing-ns $HOST --backing-mode "$3" --new-ns-a $VNS \
+		--addr-a 10.97.0.1/24 --addr6-a none --no-ctl --quiet >"$log" 2>&1 &
+	PIDS+=($!)
+	for i in $(seq 200); do
+		grep -q "vnic link: up" "$log" && break
+		sleep 0.05
+	done
+	grep -q "vnic link: up" "$log" || { cat "$log" >&2; return 1; }
+	# neighbours resolved before anything is timed
+	ip netns exec $VNS ping -c 2 -i 0.2 -W 2 10.97.0.2 >/dev/null
+}
+
+server() { # ns cmd...
+	local ns=$1
+	shift
+	ip netns exec "$ns" "$@" >/dev/null 2>&1 &
+	SRV+=($!)
+	sleep 0.3
+}
+
+tput() { # case round iperf3-flags...
+	local name=$1 round=$2
+	shift 2
+	server $PEER iperf3 -s -1 -p 5209
+	ip netns exec $VNS iperf3 -c 10.97.0.2 -p 5209 -t "$dur" -J "$@" >"$out/$name.$round.json"
+	stop_servers
+	python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e9))' \
+		"$out/$name.$round.json" >"$out/$name.$round.val"
+}
+
+rtt() { # case round
+	server $PEER sockperf server -i 10.97.0.2 -p 11111
+	ip netns exec $VNS sockperf ping-pong -i 10.97.0.2 -p 11111 -t "$dur" -m 14 \
+		>"$out/$1.$2.txt" 2>&1
+	stop_servers
+	# sockperf reports half the round trip; the table shows the round trip at
+	# the median (the mean moves with every preemption on a shared machine)
+	python3 -c 'import re,sys; m=re.search(r"percentile 50\.000 =\s*([0-9.]+)", open(sys.argv[1]).read()); print("%.1f" % (2 * float(m.group(1))))' \
+		"$out/$1.$2.txt" >"$out/$1.$2.val"
+}
+
+run_case() { # mode round
+	local mode=$1 r=$2 csum=on
+	[ "$mode" = afxdp ] && csum=off
+	ip netns exec $PEER ethtool -K vp0 tx $csum >/dev/null
+	cut -d' ' -f1 /proc/loadavg >"$out/$mode.$r.load"
+	start_vnic "$mode" "$r" "$mode"
+	tput "out-$mode" "$r"
+	tput "in-$mode" "$r" -R
+	rtt "rtt-$mode" "$r"
+	stop_vnic
+}
+
+echo "bench/backing.sh: commit $commit, $rounds rounds of $dur s; raw outputs in $out" >&2
+for r in $(seq "$rounds"); do
+	if ((r % 2)); then
+		run_case afpacket "$r"
+		run_case afxdp "$r"
+	else
+		run_case afxdp "$r"
+		run_case afpacket "$r"
+	fi
+	echo "bench/backing.sh: round $r of $rounds done" >&2
+done
+
+python3 - "$out" "$rounds" "$dur" "$commit" <<'PY'
+import os, re, statistics, sys
+out, rounds, dur, commit = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def val(name, r):
+    with open(os.path.join(out, f'{name}.{r}.val')) as f:
+        return float(f.read())
+
+def cell(v, fmt='{:g}'):
+    return f'{fmt.format(statistics.median(v))} [{fmt.format(min(v))}, {fmt.format(max(v))}]'
+
+loads = []
+for f in os.listdir(out):
+    if f.endswith('.load'):
+        loads.append(float(open(os.path.join(out, f)).read().split()[0]))
+mode = '?'
+m = re.search(r'\(AF_XDP, ([^,]+),', open(os.path.join(out, 'vnic.afxdp.1.log')).read())
+if m:
+    mode = m.group(1)
+print(f'`bench/backing.sh -n {rounds} -d {dur}` at commit {commit}: {rounds} rounds, AF_PACKET and '
+      f'AF_XDP ({mode}) taking turns; median [min, max] over the rounds.')
+if loads:
+    print(f'1-minute load average at the start of the runs: median {statistics.median(loads):.2f} '
+          f'[{min(loads):.2f}, {max(loads):.2f}] on {os.cpu_count()} CPUs.')
+print()
+print('| backing | TCP out, Gbit/s | TCP in, Gbit/s | UDP ping-pong round trip (median), us |')
+print('|---|---:|---:|---:|')
+names = {'afpacket': '`--backing-mode afpacket` (the default)', 'afxdp': '`--backing-mode afxdp`'}
+cols = ('out', 'in', 'rtt')
+for mode_ in ('afpacket', 'afxdp'):
+    row = [cell([val(f'{c}-{mode_}', r) for r in range(1, rounds + 1)]) for c in cols]
+    print(f'| {names[mode_]} | ' + ' | '.join(row) + ' |')
+ratio = [cell([val(f'{c}-afxdp', r) / val(f'{c}-afpacket', r) for r in range(1, rounds + 1)],
+              '{:.2f}') for c in cols]
+print('| AF_XDP / AF_PACKET, per round | ' + ' | '.join(ratio) + ' |')
+print(f'\nraw outputs: {out}', file=sys.stderr)
+PY
