@@ -535,7 +535,7 @@ struct vnic_afxdp_stats {
 	uint64_t rx_drop_bad_desc;	/* a descriptor outside its receive frame */
 	uint64_t rx_drop_runt;		/* shorter than an Ethernet header */
 	uint64_t rx_drop_too_big;	/* longer than frame_size */
-	uint64_t rx_kernel_drops;	/* the kernel's rx_dropped (frame too big for a UMEM frame) */
+	uint64_t rx_kernel_drops;	/* the kernel's rx_dropped: frames it could not put in the UMEM */
 	uint64_t rx_ring_full;		/* the kernel's: the RX ring was full */
 	uint64_t rx_fill_empty;		/* the kernel's: no frame on the FILL ring */
 	uint64_t rx_invalid_descs;	/* the kernel's: FILL addresses it refused */
