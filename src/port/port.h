@@ -10,6 +10,8 @@
  *             datapath; tap_vnet.c the vnet header <-> packet metadata.
  *   afpacket.c  a wire on a real interface (AF_PACKET, TPACKET_V2 or V3).
  *   afxdp.c   a wire on a real interface through AF_XDP (libxdp).
+ *   sockwire.c  a wire on a socket, framed as QEMU's stream and dgram
+ *             network backends frame it.
  *
  * Threads: per direction, one producer (the device tx engine of the sending
  * end) and one consumer (the device rx engine of the receiving end), each on
@@ -591,5 +593,201 @@ const char *vnic_afxdp_mode_name(const struct vnic_wire *w);
 void vnic_afxdp_last_error(char *buf, size_t len);
 /* Whether this vnic was built with libxdp (false: create says -EOPNOTSUPP). */
 bool vnic_afxdp_available(void);
+
+/* ---------------------------------------------------------------------------
+ * Socket wire (sockwire.c)
+ *
+ * A struct vnic_wire whose frames travel over a socket, framed exactly as
+ * QEMU's network backends frame them, so that two vnic instances, or vnic
+ * and a QEMU VM, join over a unix socket, TCP or UDP (docs/LINK.md, "--wire
+ * SPEC"):
+ *   stream  (QEMU -netdev stream, and the older -netdev socket): a byte
+ *           stream, each frame preceded by its length as a 4-byte
+ *           big-endian unsigned integer, no other header, no padding.
+ *   dgram   (QEMU -netdev dgram): one frame per UDP datagram, no header.
+ * Frames are plain Ethernet frames without FCS, at most frame_size
+ * (mtu + 14 + 4) bytes.
+ *
+ * The spec (vnic_sockwire_parse):
+ *   stream:unix:PATH[,server]
+ *   stream:tcp:HOST:PORT[,server]
+ *   dgram:udp:LHOST:LPORT,RHOST:RPORT
+ * HOST is a name, an IPv4 literal or an IPv6 literal in brackets
+ * ([::1]:5000), resolved once, at create. A stream wire connects to the
+ * address (QEMU's server=off) unless ",server" is given: then it listens
+ * there and accepts one peer at a time (server=on); a peer that arrives
+ * while another is connected waits in the listen backlog until that one
+ * goes. A server on PATH removes a stale socket file that nobody listens on,
+ * and its own file at destroy. A server's TCP PORT and a dgram LPORT may be
+ * 0: the kernel picks one (vnic_sockwire_local_port). A dgram wire sends
+ * to RHOST:RPORT and, its socket being connected there, receives only what
+ * comes from it. A unix PATH may not end in ",server" unless it listens.
+ *
+ * Connections (stream): the client connects in the background and, when
+ * the attempt fails or the connection ends, tries again after a backoff
+ * that starts at VNIC_SOCKWIRE_BACKOFF_MIN_NS and doubles up to
+ * VNIC_SOCKWIRE_BACKOFF_MAX_NS (back to the minimum once connected); the
+ * server accepts again. A connection ends at the peer's EOF or reset, at a
+ * send or receive error, or when the stream breaks: a length field of 0 or
+ * above VNIC_SOCKWIRE_MAX_LEN (the framing is lost: no Ethernet frame is
+ * that long), or the peer's EOF inside a frame. Frames received complete
+ * before the break are still delivered; the rest of that connection's
+ * bytes are dropped. Frames committed while no peer is connected are
+ * dropped and counted (tx_drop_no_peer), as on a cable with nobody at the
+ * other end: the device never waits for a peer.
+ *
+ * Every received frame is checked: longer than frame_size
+ * (rx_drop_too_long: a stream skips its bytes and stays up, a datagram is
+ * cut by the kernel and dropped) or shorter than an Ethernet header
+ * (rx_drop_runt) is dropped and counted, never truncated or padded.
+ *
+ *   rx: the socket's fd is registered with cpu (vnic_cpu_add_fd) to a
+ *       poller that, while the receiver's irq is armed, disarms it and
+ *       calls wire->notify (the device's NAPI schedule), as the AF_PACKET
+ *       wire does. A stream reads with one recv into a 256 KiB buffer and
+ *       rx_peek hands out the complete frames in it as packets wrapping
+ *       that memory (a frame cut by the end of one read waits for the next);
+ *       a dgram wire reads up to 64 datagrams with one recvmmsg.
+ *   tx: slots are packets of the wire's pool (frame_size bytes, with 4
+ *       bytes of headroom where a stream writes the length); tx_commit
+ *       sends the committed frames at once, a stream with one sendmsg per
+ *       64 frames, a dgram wire with sendmmsg. Non-blocking: a full socket
+ *       buffer drops and counts whole frames (tx_drop_full). A stream write
+ *       that the kernel takes only in part keeps the rest of that one frame
+ *       in a pending buffer of the wire, sent before anything else (when
+ *       the socket is writable again, or at the next commit), so the
+ *       stream never loses its framing.
+ *
+ * Threads: everything (rx_peek/rx_release, tx_reserve/tx_commit, the irq
+ * ops, connecting and accepting) runs on cpu's thread, which must be the
+ * device's (vnic_dev_create's cpu): the connection then needs no lock.
+ * Debug builds assert it. No allocation and no lock per frame: buffers and
+ * pools are allocated at create.
+ *
+ * Lifecycle: vnic_sockwire_create before cpu starts (the fds are
+ * registered on it; the first connect is made by cpu's thread once it
+ * runs), vnic_dev_create on the wire with that cpu, vnic_sockwire_destroy
+ * after cpu stopped. The counters may be read from any thread at any time.
+ * ------------------------------------------------------------------------- */
+
+enum vnic_sockwire_kind {
+	VNIC_SOCKWIRE_STREAM_UNIX = 1,
+	VNIC_SOCKWIRE_STREAM_TCP,
+	VNIC_SOCKWIRE_DGRAM_UDP,
+};
+
+enum vnic_sockwire_limits {
+	VNIC_SOCKWIRE_LEN_BYTES = 4,	/* a stream's length field */
+	/* the longest length field that may be a frame: the largest IP packet + L2 */
+	VNIC_SOCKWIRE_MAX_LEN = 65535 + VNIC_ETH_HLEN + VNIC_VLAN_HLEN,
+	VNIC_SOCKWIRE_PATH_MAX = 108,	/* sun_path, with its NUL */
+	VNIC_SOCKWIRE_HOST_MAX = 256,	/* a DNS name (253) or a literal, with its NUL */
+	VNIC_SOCKWIRE_BACKOFF_MIN_MS = 10,
+	VNIC_SOCKWIRE_BACKOFF_MAX_MS = 1000,
+};
+#define VNIC_SOCKWIRE_BACKOFF_MIN_NS (VNIC_SOCKWIRE_BACKOFF_MIN_MS * 1000000ull)
+#define VNIC_SOCKWIRE_BACKOFF_MAX_NS (VNIC_SOCKWIRE_BACKOFF_MAX_MS * 1000000ull)
+
+struct vnic_sockwire_host {
+	char host[VNIC_SOCKWIRE_HOST_MAX];	/* without the brackets of an IPv6 literal */
+	uint16_t port;
+};
+
+/* What vnic_sockwire_parse makes of a spec. */
+struct vnic_sockwire_spec {
+	enum vnic_sockwire_kind kind;
+	bool server;				/* stream: listen and accept */
+	char path[VNIC_SOCKWIRE_PATH_MAX];	/* stream:unix */
+	struct vnic_sockwire_host local;	/* stream:tcp's address; dgram's own */
+	struct vnic_sockwire_host remote;	/* dgram's peer */
+};
+
+/* Why a spec was refused. */
+enum vnic_sockwire_spec_err {
+	VNIC_SOCKWIRE_SPEC_OK = 0,
+	VNIC_SOCKWIRE_SPEC_FRAMING,	/* neither "stream:" nor "dgram:" */
+	VNIC_SOCKWIRE_SPEC_TRANSPORT,	/* stream takes unix or tcp, dgram takes udp */
+	VNIC_SOCKWIRE_SPEC_PATH,	/* empty, or longer than a unix socket address holds */
+	VNIC_SOCKWIRE_SPEC_HOST,	/* empty, too long, an unclosed [, or IPv6 without [] */
+	VNIC_SOCKWIRE_SPEC_PORT,	/* not 1..65535 (0 only where it listens or binds) */
+	VNIC_SOCKWIRE_SPEC_REMOTE,	/* dgram without ",RHOST:RPORT" */
+	VNIC_SOCKWIRE_SPEC_OPTION,	/* after the address: anything but ",server" on a stream */
+	VNIC_SOCKWIRE_SPEC_MAX,
+};
+
+/*
+ * Pure: the spec string s (above) into *out. Returns VNIC_SOCKWIRE_SPEC_OK,
+ * or the reason it is not one (*out then undefined). NULL s: FRAMING.
+ */
+enum vnic_sockwire_spec_err vnic_sockwire_parse(const char *s, struct vnic_sockwire_spec *out);
+/* The reason in words, for a user ("unknown" out of range). */
+const char *vnic_sockwire_spec_err_str(enum vnic_sockwire_spec_err err);
+
+/*
+ * Per wire; every counter written by cpu's thread only (single writer,
+ * relaxed: read them anywhere).
+ */
+struct vnic_sockwire_stats {
+	uint64_t rx_frames;		/* handed to the device */
+	uint64_t rx_bytes;
+	uint64_t rx_drop_too_long;	/* longer than frame_size */
+	uint64_t rx_drop_runt;		/* shorter than an Ethernet header */
+	uint64_t rx_drop_zero_len;	/* stream: a length field of 0 (broken) */
+	uint64_t rx_drop_bad_len;	/* stream: a length field over VNIC_SOCKWIRE_MAX_LEN (broken) */
+	uint64_t rx_drop_eof_mid_frame;	/* stream: the peer's EOF inside a frame (broken) */
+	uint64_t rx_broken_streams;	/* connections closed for one of the three above */
+	uint64_t rx_errors;		/* recv failed (ECONNRESET, ...): the connection closed */
+	uint64_t rx_syscalls;		/* recv and recvmmsg calls */
+	uint64_t rx_notifies;
+	uint64_t tx_frames;		/* taken by the kernel (a short write's frame included) */
+	uint64_t tx_bytes;		/* frame bytes, without the length fields */
+	uint64_t tx_drop_mtu;		/* longer than the MTU, or a runt */
+	uint64_t tx_drop_no_peer;	/* no connection (stream), ECONNREFUSED (dgram) */
+	uint64_t tx_drop_full;		/* the socket buffer was full */
+	uint64_t tx_drop_error;		/* any other send error (a stream then closes) */
+	uint64_t tx_syscalls;		/* sendmsg and sendmmsg calls */
+	uint64_t tx_short_writes;	/* frames whose rest went to the pending buffer */
+	uint64_t tx_full;		/* reserve calls that got fewer slots than asked */
+	uint64_t connects;		/* stream: connections made or accepted */
+	uint64_t reconnects;		/* of those, every one after the first */
+	uint64_t connect_errors;	/* stream client: attempts that failed */
+	uint64_t disconnects;		/* stream: connections that ended, for any reason */
+	uint64_t connected;		/* 1 while a peer is connected (dgram: always) */
+};
+
+/*
+ * Opens the wire for frames of mtu + 14 + 4 bytes at most: resolves the
+ * addresses, binds and listens (a server), binds and connects (dgram), and
+ * registers a poller and the fds on cpu, the receiving device's (see
+ * "Threads" above). A client does not connect here: cpu's thread does,
+ * once it runs, and again whenever the connection is lost. 0 or -errno:
+ *   -EINVAL         mtu outside 68..VNIC_CABLE_MAX_MTU, a NULL argument, a
+ *                   spec vnic_sockwire_parse refuses, or a client's port 0
+ *   -EADDRNOTAVAIL  a host that does not resolve (or not to one family
+ *                   for both ends of a dgram wire)
+ *   -EADDRINUSE     a server's or dgram's address is taken (for PATH:
+ *                   another process listens on it)
+ *   -EBUSY          cpu has started
+ *   -ENOSPC         no poller or fd slot left on cpu
+ *   -ENOMEM, or what socket, bind, listen and connect (dgram) return
+ *                   (-EACCES for a privileged port or a PATH not writable).
+ */
+int vnic_sockwire_create(struct vnic_wire **w, const struct vnic_sockwire_spec *spec, uint32_t mtu,
+			 struct vnic_cpu *cpu);
+/*
+ * cpu stopped (or never run) and nothing transmitting: closes the sockets
+ * (a server on PATH removes its socket file) and frees. NULL is ignored.
+ */
+void vnic_sockwire_destroy(struct vnic_wire *w);
+/*
+ * Any thread: the local port a TCP server listens on or a dgram wire is
+ * bound to (the kernel's pick for port 0); 0 for the other kinds.
+ */
+int vnic_sockwire_local_port(const struct vnic_wire *w);
+/* Any thread; values may be stale. */
+void vnic_sockwire_stats(const struct vnic_wire *w, struct vnic_sockwire_stats *st);
+/* The same as counters ("rx_frames", ..., "connected"). */
+unsigned int vnic_sockwire_counters(const struct vnic_wire *w, struct vnic_counter *out,
+				    unsigned int max);
 
 #endif /* VNIC_PORT_H */
