@@ -681,6 +681,7 @@ struct vnic_link_opts {
 	bool backing_plain;		/* --backing-offload off: MTU frames only */
 	enum vnic_link_backing_mode backing_mode;	/* --backing-mode */
 	bool mtu_given;			/* --mtu: else a backing's MTU is taken */
+	const char *wire;		/* --wire SPEC: the device's wire is a socket (checked) */
 	double duration_s;		/* 0 = until a signal */
 	uint32_t tap_batch;
 	bool no_vnet_hdr;

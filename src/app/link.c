@@ -9,7 +9,9 @@
  *
  * With --backing IFNAME there is one vNIC: the TAP in namespace A, and its
  * device on an AF_PACKET wire on IFNAME instead of the cable, as a VIOS
- * backs an ibmvnic with a physical adapter.
+ * backs an ibmvnic with a physical adapter. With --wire SPEC, likewise one
+ * vNIC, whose device's wire is a socket framed as QEMU's stream or dgram
+ * network backends frame it: another vnic link, or a QEMU VM, at the other end.
  *
  * The TAPs are opened in our own namespace and moved into theirs with
  * RTM_NEWLINK IFLA_NET_NS_FD (renamed on the way, so the temporary name can
@@ -81,6 +83,8 @@ struct link {
 	struct vnic_cable *cable;
 	struct vnic_wire *backing;
 	bool backing_xdp;		/* the backing wire is AF_XDP's, else AF_PACKET's */
+	struct vnic_wire *sockwire;	/* --wire */
+	struct vnic_sockwire_spec wire_spec;	/* what --wire says */
 	uint32_t backing_mtu;		/* the backing interface's, seen at the check */
 	int backing_ns_fd;		/* --backing-ns, opened at the check; -1: ours */
 	FILE *pcap_file;		/* --pcap, opened before anything is built */
@@ -107,6 +111,7 @@ enum {
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS, OPT_BACKING_NS, OPT_BACKING_RING,
 	OPT_BACKING_OFFLOAD, OPT_BACKING_MODE,
+	OPT_WIRE,
 };
 
 static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
@@ -131,6 +136,7 @@ static const struct option own_opts[] = {
 	{ "backing-ring", required_argument, NULL, OPT_BACKING_RING },
 	{ "backing-offload", required_argument, NULL, OPT_BACKING_OFFLOAD },
 	{ "backing-mode", required_argument, NULL, OPT_BACKING_MODE },
+	{ "wire", required_argument, NULL, OPT_WIRE },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
 	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
@@ -165,6 +171,11 @@ static void usage(FILE *f)
 	      "  --backing-mode afpacket|afxdp|auto  the socket under the backing: AF_PACKET\n"
 	      "                      (default), AF_XDP (MTU frames, MTU at most 3822), or AF_XDP\n"
 	      "                      where IFNAME takes it and AF_PACKET otherwise\n"
+	      "  --wire SPEC         the vNIC's device on a socket, framed as QEMU's -netdev\n"
+	      "                      stream or dgram: one vNIC, one namespace (A), no cable\n"
+	      "                      options. SPEC: stream:unix:PATH[,server],\n"
+	      "                      stream:tcp:HOST:PORT[,server] (connects; ',server'\n"
+	      "                      listens), dgram:udp:LHOST:LPORT,RHOST:RPORT\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
 	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
 	      "  --pcap-count N      stop capturing after N frames\n"
@@ -271,6 +282,17 @@ static int parse_opt(void *ctx, int c, const char *a)
 			err = -EINVAL;
 		}
 		break;
+	case OPT_WIRE: {
+		struct vnic_sockwire_spec spec;
+		enum vnic_sockwire_spec_err why = vnic_sockwire_parse(a, &spec);
+
+		o->wire = a;
+		if (why) {
+			fprintf(stderr, "vnic: --wire %s: %s\n", a, vnic_sockwire_spec_err_str(why));
+			err = -EINVAL;
+		}
+		break;
+	}
 	case OPT_DURATION:
 		err = vnic_arg_double("--duration", a, 0.1, 1e9, &o->duration_s);
 		break;
@@ -328,6 +350,17 @@ static int settle(struct vnic_link_opts *o)
 {
 	if (o->topo.drv.tso && !o->topo.drv.csum)
 		o->topo.drv.tso = false;
+	if (o->backing && o->wire) {
+		fputs("vnic link: --wire and --backing each give the device its wire; one of them\n",
+		      stderr);
+		return -EINVAL;
+	}
+	if (o->wire && (o->groups_set & (1u << VNIC_OPTG_CABLE))) {
+		fputs("vnic link: the cable options (--rate, --delay-us, --loss, --reorder, "
+		      "--corrupt, --seed) shape the cable; with --wire there is none\n",
+		      stderr);
+		return -EINVAL;
+	}
 	if (o->backing && (o->groups_set & (1u << VNIC_OPTG_CABLE))) {
 		fputs("vnic link: the cable options (--rate, --delay-us, --loss, --reorder, "
 		      "--corrupt, --seed) shape the cable; with --backing there is none\n",
@@ -348,7 +381,7 @@ static int settle(struct vnic_link_opts *o)
 		      stderr);
 		return -EINVAL;
 	}
-	if (!o->backing && !strcmp(o->ns[0], o->ns[1])) {
+	if (!o->backing && !o->wire && !strcmp(o->ns[0], o->ns[1])) {
 		fputs("vnic link: --ns-a and --ns-b name the same namespace\n", stderr);
 		return -EINVAL;
 	}
@@ -634,7 +667,22 @@ static int build(struct link *l)
 				    strerror(-err));
 		l->side[s].cpu = &l->side[s].own_cpu;
 	}
-	if (l->o->backing) {
+	if (l->o->wire) {
+		/* checked when the options were read */
+		if (vnic_sockwire_parse(l->o->wire, &l->wire_spec))
+			return fail("--wire %s: not a socket wire", l->o->wire);
+		err = vnic_sockwire_create(&l->sockwire, &l->wire_spec, t->drv.mtu,
+					   l->side[0].cpu);
+		if (err == -EADDRINUSE)
+			return fail("--wire %s: the address is taken (another listens there)",
+				    l->o->wire);
+		if (err == -EADDRNOTAVAIL)
+			return fail("--wire %s: a host that does not resolve (or not to one family)",
+				    l->o->wire);
+		if (err)
+			return fail("--wire %s: %s", l->o->wire, strerror(-err));
+		l->side[0].wire = l->sockwire;
+	} else if (l->o->backing) {
 		/*
 		 * The wire carries what the interface carries, up to the vNIC's
 		 * largest: `vnic set NAME mtu` can then raise the vNIC's MTU up to
@@ -965,6 +1013,8 @@ static void teardown(struct link *l)
 		vnic_afxdp_destroy(l->backing);
 	else if (l->backing)
 		vnic_afpacket_destroy(l->backing);
+	if (l->sockwire)
+		vnic_sockwire_destroy(l->sockwire);
 	if (l->backing_ns_fd >= 0)
 		close(l->backing_ns_fd);
 	vnic_pcap_close(l->pcap);
@@ -1060,6 +1110,10 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 	if (l->pcap) {
 		n = vnic_pcap_counters(l->pcap, tmp, tmax);
 		at = add_prefixed(out, max, at, "pcap.", tmp, n < tmax ? n : tmax);
+	}
+	if (l->sockwire) {
+		n = vnic_sockwire_counters(l->sockwire, tmp, tmax);
+		at = add_prefixed(out, max, at, "wire.", tmp, n < tmax ? n : tmax);
 	}
 	if (l->backing) {
 		n = l->backing_xdp ? vnic_afxdp_counters(l->backing, tmp, tmax)
@@ -1271,6 +1325,14 @@ static void print_ready(const struct link *l)
 			l->o->backing_ns ? l->o->backing_ns : "",
 			l->o->backing_ring == VNIC_AFPACKET_RING_V2 ? "V2" : "V3",
 			l->o->backing_plain ? "MTU frames" : "superframes with a vnet header");
+	if (l->sockwire) {
+		int port = vnic_sockwire_local_port(l->sockwire);
+
+		fprintf(f, "vnic link: the device's wire is %s", l->o->wire);
+		if (port > 0)
+			fprintf(f, " (local port %d)", port);
+		fputc('\n', f);
+	}
 	if (l->pcap) {
 		fprintf(f, "vnic link: capturing the wire to %s", l->o->pcap.path);
 		if (l->o->pcap.snaplen)
@@ -1349,6 +1411,8 @@ static void report_json(const struct link *l, double secs, const struct totals *
 			vnic_json_str(&j, "backing_offload", l->o->backing_plain ? "off" : "on");
 		}
 	}
+	if (l->sockwire)
+		vnic_json_str(&j, "wire", l->o->wire);
 	vnic_json_object(&j, "policies");
 	for (unsigned int i = 0; i < np && i < 16; i++)
 		vnic_json_str(&j, kv[i].key, kv[i].value);
@@ -1593,7 +1657,7 @@ int vnic_cmd_link(int argc, char **argv)
 		return 1;
 	}
 	l->o = &o;
-	l->nsides = o.backing ? 1 : SIDES;
+	l->nsides = o.backing || o.wire ? 1 : SIDES;
 	l->backing_ns_fd = -1;
 	for (unsigned int s = 0; s < SIDES; s++) {
 		l->side[s].ns_fd = -1;

@@ -238,7 +238,7 @@ static int check_pairs(const struct vnic_live *l, char **keys, char **vals, int 
 		}
 		if (how == HOW_CABLE && !l->cable) {
 			fprintf(f, "error: %s shapes the cable, and this instance has none "
-				   "(--backing)\n", keys[i]);
+				   "(--backing or --wire)\n", keys[i]);
 			return -EINVAL;
 		}
 		if ((!strcmp(keys[i], "queues") && !l->queues_live) ||
