@@ -647,11 +647,17 @@ bool vnic_afxdp_available(void);
  *       wire does. A stream reads with one recv into a 256 KiB buffer and
  *       rx_peek hands out the complete frames in it as packets wrapping
  *       that memory (a frame cut by the end of one read waits for the next);
- *       a dgram wire reads up to 64 datagrams with one recvmmsg.
+ *       a dgram wire reads up to 32 datagrams with one recvmmsg, each
+ *       maybe several frames the kernel merged (UDP_GRO: equal frames, the
+ *       last maybe shorter), split back and each checked as a frame.
  *   tx: slots are packets of the wire's pool (frame_size bytes, with 4
  *       bytes of headroom where a stream writes the length); tx_commit
  *       sends the committed frames at once, a stream with one sendmsg per
- *       64 frames, a dgram wire with sendmmsg. Non-blocking: a full socket
+ *       64 frames, a dgram wire with sendmmsg, a run of equal frames as one
+ *       UDP_SEGMENT (GSO) message that the kernel sends as one datagram
+ *       per frame (a path that refuses GSO turns it off for the wire's
+ *       life; the frames of that send are dropped, counted as
+ *       tx_drop_error). Non-blocking: a full socket
  *       buffer drops and counts whole frames (tx_drop_full). A stream write
  *       that the kernel takes only in part keeps the rest of that one frame
  *       in a pending buffer of the wire, sent before anything else (when

@@ -24,8 +24,10 @@
  * frame is dropped and counted only while it leads, so it is counted once
  * however often a peek looks at it; a peek stops in front of one.
  *
- * rx, dgram: recvmmsg into 64 frame-sized slots; a datagram the kernel had
- * to cut (MSG_TRUNC) is too long.
+ * rx, dgram: recvmmsg into 32 buffers of 64 KiB; a datagram the kernel
+ * merged (UDP_GRO) is split at its segment size, and every frame is checked
+ * on its own. tx, dgram: runs of equal frames go as UDP_SEGMENT messages,
+ * 64 messages per sendmmsg.
  *
  * tx: every slot is free between calls: a commit sends at once or drops.
  * A stream writes the length field into the 4 bytes of headroom in front of
@@ -44,6 +46,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +61,7 @@
 
 enum {
 	SW_RBUF = 256 << 10,		 /* stream receive buffer: one recv fills it */
-	SW_RX_SHELLS = 64,		 /* frames one peek may return; datagrams per recvmmsg */
+	SW_RX_SHELLS = 64,		 /* frames one peek may return */
 	SW_TX_SLOTS = VNIC_GSO_MAX_SEGS, /* a device reserves up to a superpacket's segments */
 	SW_TX_BATCH = 64,		 /* frames per sendmsg / sendmmsg */
 	SW_HEADROOM = VNIC_SOCKWIRE_LEN_BYTES,
@@ -66,6 +69,23 @@ enum {
 	SW_MIN_MTU = 68,
 	/* socket buffers for unix streams and UDP: a burst of superpackets' segments */
 	SW_SOCKBUF = 4 << 20,
+	SW_DG_BUFS = 32,   /* datagrams per recvmmsg */
+	SW_DG_BUF = 65536, /* room for a GRO'd datagram: 64 KiB of UDP payload at most */
+	SW_DG_SEGS = 64,   /* frames a GRO'd datagram holds at most (the kernel merges 64) */
+	SW_DG_FRAMES = SW_DG_BUFS * SW_DG_SEGS,
+	SW_GSO_SEGS = 64,     /* frames per GSO send (UDP_MAX_SEGMENTS of older kernels) */
+	SW_GSO_BYTES = 65000, /* payload per GSO send: below IPv4's largest datagram */
+};
+
+/* A UDP_SEGMENT or UDP_GRO control message: one int (GRO) or one u16 (GSO). */
+union sw_cmsg {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
+struct sw_dframe {
+	uint8_t *data;
+	uint32_t len;
 };
 
 static_assert(SW_RBUF >= 2 * (VNIC_SOCKWIRE_LEN_BYTES + VNIC_SOCKWIRE_MAX_LEN),
@@ -124,13 +144,15 @@ struct sw_wire {
 	uint32_t skip; /* stream: bytes of a too-long frame still to come */
 	bool rx_more;  /* the last read filled what it was given: more may wait */
 	unsigned int peeked;
-	unsigned int dn, dcur; /* dgram: good datagrams read, and released */
+	unsigned int dn, dcur; /* dgram: good frames read, and released */
+	bool gso;	       /* dgram: equal frames leave as one UDP_SEGMENT send */
 	struct sw_rx_stats rx;
-	uint32_t ends[SW_RX_SHELLS];  /* stream: where each peeked frame ends */
-	uint16_t order[SW_RX_SHELLS]; /* dgram: the slots of the good datagrams */
+	uint32_t ends[SW_RX_SHELLS]; /* stream: where each peeked frame ends */
 	struct vnic_pkt shells[SW_RX_SHELLS];
-	struct mmsghdr rmsgs[SW_RX_SHELLS];
-	struct iovec riovs[SW_RX_SHELLS];
+	struct sw_dframe *dfr; /* dgram: the good frames of the last read, in order */
+	struct mmsghdr rmsgs[SW_DG_BUFS];
+	struct iovec riovs[SW_DG_BUFS];
+	union sw_cmsg rctl[SW_DG_BUFS];
 
 	/* tx */
 	struct vnic_pkt_pool pool vnic_cacheline_aligned;
@@ -143,6 +165,8 @@ struct sw_wire {
 	uint8_t hdrs[SW_TX_BATCH][VNIC_SOCKWIRE_LEN_BYTES]; /* when a frame has no headroom */
 	struct iovec iovs[2 * SW_TX_BATCH];
 	struct mmsghdr msgs[SW_TX_BATCH];
+	unsigned int mframes[SW_TX_BATCH]; /* dgram: frames in each message */
+	union sw_cmsg tctl[SW_TX_BATCH];
 };
 
 static struct sw_wire *to_sw(struct vnic_wire *w)
@@ -587,24 +611,72 @@ static void stream_release(struct sw_wire *s, unsigned int n)
 
 /* ---- rx, dgram -------------------------------------------------------------------- */
 
-static uint8_t *dslot(const struct sw_wire *s, unsigned int i)
+/* The segment size of a datagram the kernel merged (UDP_GRO), or 0. */
+static uint32_t gro_size(struct msghdr *mh)
 {
-	return s->rbuf + (size_t)i * s->wire.frame_size;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		int v;
+
+		if (c->cmsg_level != SOL_UDP || c->cmsg_type != UDP_GRO ||
+		    c->cmsg_len < CMSG_LEN(sizeof(v)))
+			continue;
+		memcpy(&v, CMSG_DATA(c), sizeof(v));
+		return v > 0 ? (uint32_t)v : 0;
+	}
+	return 0;
 }
 
-/* One recvmmsg into every slot; the good datagrams are listed in order[]. */
+/*
+ * Datagram i into frames: one, or with UDP_GRO the equal segments it was
+ * merged from (the last may be shorter), each checked on its own.
+ */
+static void dgram_split(struct sw_wire *s, unsigned int i)
+{
+	struct mmsghdr *m = &s->rmsgs[i];
+	uint8_t *p = s->riovs[i].iov_base;
+	uint32_t len = m->msg_len, seg = gro_size(&m->msg_hdr);
+	unsigned int kept = 0;
+
+	if (vnic_unlikely(m->msg_hdr.msg_flags & MSG_TRUNC)) {
+		vnic_ctr_inc(&s->rx.drop_too_long);
+		return;
+	}
+	if (!seg || seg > len)
+		seg = len;
+	for (uint32_t off = 0; off < len; off += seg) {
+		uint32_t fl = len - off < seg ? len - off : seg;
+
+		if (vnic_unlikely(fl > s->wire.frame_size)) {
+			vnic_ctr_inc(&s->rx.drop_too_long);
+		} else if (vnic_unlikely(fl < VNIC_ETH_HLEN)) {
+			vnic_ctr_inc(&s->rx.drop_runt);
+		} else if (vnic_unlikely(kept == SW_DG_SEGS)) {
+			/* more than the kernel ever merges: not ours to guess at */
+			vnic_ctr_inc(&s->rx.errors);
+		} else {
+			s->dfr[s->dn].data = p + off;
+			s->dfr[s->dn].len = fl;
+			s->dn++;
+			kept++;
+		}
+	}
+}
+
+/* One recvmmsg into every buffer; the good frames are listed in dfr[]. */
 static void dgram_read(struct sw_wire *s)
 {
 	int r;
 
 	s->dn = s->dcur = 0;
-	for (unsigned int i = 0; i < SW_RX_SHELLS; i++) {
-		s->riovs[i].iov_base = dslot(s, i);
-		s->riovs[i].iov_len = s->wire.frame_size;
-		s->rmsgs[i].msg_hdr.msg_flags = 0;
+	for (unsigned int i = 0; i < SW_DG_BUFS; i++) {
+		struct msghdr *mh = &s->rmsgs[i].msg_hdr;
+
+		mh->msg_flags = 0;
+		mh->msg_control = s->rctl[i].buf;
+		mh->msg_controllen = sizeof(s->rctl[i].buf);
 	}
 	do {
-		r = recvmmsg(s->fd, s->rmsgs, SW_RX_SHELLS, MSG_DONTWAIT, NULL);
+		r = recvmmsg(s->fd, s->rmsgs, SW_DG_BUFS, MSG_DONTWAIT, NULL);
 		vnic_ctr_inc(&s->rx.syscalls);
 		/* ECONNREFUSED: an ICMP error for an earlier send, reported once */
 	} while (r < 0 && (errno == EINTR || errno == ECONNREFUSED));
@@ -614,17 +686,9 @@ static void dgram_read(struct sw_wire *s)
 		s->rx_more = false;
 		return;
 	}
-	s->rx_more = r == SW_RX_SHELLS;
-	for (unsigned int i = 0; i < (unsigned int)r; i++) {
-		const struct mmsghdr *m = &s->rmsgs[i];
-
-		if (vnic_unlikely(m->msg_hdr.msg_flags & MSG_TRUNC))
-			vnic_ctr_inc(&s->rx.drop_too_long);
-		else if (vnic_unlikely(m->msg_len < VNIC_ETH_HLEN))
-			vnic_ctr_inc(&s->rx.drop_runt);
-		else
-			s->order[s->dn++] = (uint16_t)i;
-	}
+	s->rx_more = r == SW_DG_BUFS;
+	for (unsigned int i = 0; i < (unsigned int)r; i++)
+		dgram_split(s, i);
 }
 
 static unsigned int dgram_peek(struct sw_wire *s, struct vnic_pkt **frames, unsigned int n)
@@ -633,12 +697,11 @@ static unsigned int dgram_peek(struct sw_wire *s, struct vnic_pkt **frames, unsi
 
 	if (s->dcur == s->dn)
 		dgram_read(s);
-	while (got < n && s->dcur + got < s->dn) {
-		unsigned int i = s->order[s->dcur + got];
+	for (; got < n && s->dcur + got < s->dn; got++) {
+		const struct sw_dframe *f = &s->dfr[s->dcur + got];
 
-		shell_set(&s->shells[got], dslot(s, i), s->rmsgs[i].msg_len);
+		shell_set(&s->shells[got], f->data, f->len);
 		frames[got] = &s->shells[got];
-		got++;
 	}
 	s->peeked = got;
 	return got;
@@ -935,7 +998,36 @@ drop_rest:
 	watch(s);
 }
 
-/* Sends msgs[0..n) of a dgram wire; a frame the kernel refuses is dropped. */
+/* Message k carries mframes[k] frames of seg bytes (the last may be shorter). */
+static void gso_control(struct sw_wire *s, unsigned int k, uint16_t seg)
+{
+	struct msghdr *mh = &s->msgs[k].msg_hdr;
+	struct cmsghdr *c;
+
+	if (s->mframes[k] < 2) {
+		mh->msg_control = NULL;
+		mh->msg_controllen = 0;
+		return;
+	}
+	mh->msg_control = s->tctl[k].buf;
+	mh->msg_controllen = CMSG_SPACE(sizeof(seg));
+	c = CMSG_FIRSTHDR(mh);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(seg));
+	memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+}
+
+static unsigned int frames_from(const struct sw_wire *s, unsigned int k, unsigned int n)
+{
+	unsigned int f = 0;
+
+	while (k < n)
+		f += s->mframes[k++];
+	return f;
+}
+
+/* Sends msgs[0..n) of a dgram wire; a message the kernel refuses is dropped. */
 static void dgram_send(struct sw_wire *s, unsigned int n)
 {
 	unsigned int done = 0;
@@ -946,9 +1038,10 @@ static void dgram_send(struct sw_wire *s, unsigned int n)
 
 		vnic_ctr_inc(&s->tx.syscalls);
 		if (r > 0) {
-			for (int k = 0; k < r; k++)
-				bytes += s->msgs[done + (unsigned int)k].msg_len;
-			sent += (unsigned int)r;
+			for (unsigned int k = done; k < done + (unsigned int)r; k++) {
+				bytes += s->msgs[k].msg_len;
+				sent += s->mframes[k];
+			}
 			done += (unsigned int)r;
 			continue;
 		}
@@ -956,20 +1049,35 @@ static void dgram_send(struct sw_wire *s, unsigned int n)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
 			/* the socket buffer is full: the rest of the batch would find it so too */
-			vnic_ctr_add(&s->tx.drop_full, n - done);
+			vnic_ctr_add(&s->tx.drop_full, frames_from(s, done, n));
 			break;
 		}
+		/*
+		 * A path whose MTU is below a frame takes no GSO send (EINVAL):
+		 * one datagram per frame from now on, which IP may fragment.
+		 */
+		if (s->mframes[done] > 1 && (errno == EINVAL || errno == EMSGSIZE || errno == EIO))
+			s->gso = false;
 		/* ECONNREFUSED: nobody at RHOST:RPORT when an earlier datagram arrived */
-		vnic_ctr_inc(errno == ECONNREFUSED ? &s->tx.drop_no_peer : &s->tx.drop_error);
+		vnic_ctr_add(errno == ECONNREFUSED ? &s->tx.drop_no_peer : &s->tx.drop_error,
+			     s->mframes[done]);
 		done++;
 	}
 	vnic_ctr_add(&s->tx.frames, sent);
 	vnic_ctr_add(&s->tx.bytes, bytes);
 }
 
+/*
+ * Runs of frames of one length (and a shorter one to end a run) leave as
+ * one GSO send each: the kernel cuts it into one datagram per frame, on the
+ * wire or, over loopback, at a receiver without UDP_GRO. Up to SW_TX_BATCH
+ * messages per sendmmsg.
+ */
 static void dgram_commit(struct sw_wire *s, unsigned int n)
 {
-	unsigned int m = 0;
+	unsigned int m = 0, niov = 0;
+	uint32_t seg = 0, bytes = 0;
+	bool open = false;
 
 	for (unsigned int i = 0; i < n; i++) {
 		struct vnic_pkt *pkt = s->slots[i];
@@ -978,15 +1086,33 @@ static void dgram_commit(struct sw_wire *s, unsigned int n)
 			vnic_ctr_inc(&s->tx.drop_mtu);
 			continue;
 		}
-		s->iovs[m].iov_base = pkt->data;
-		s->iovs[m].iov_len = pkt->len;
-		if (++m == SW_TX_BATCH) {
-			dgram_send(s, m);
-			m = 0;
+		if (open && pkt->len <= seg && s->mframes[m - 1] < SW_GSO_SEGS &&
+		    bytes + pkt->len <= SW_GSO_BYTES && niov < 2 * SW_TX_BATCH) {
+			s->msgs[m - 1].msg_hdr.msg_iovlen++;
+			s->mframes[m - 1]++;
+			bytes += pkt->len;
+			open = pkt->len == seg;
+		} else {
+			if (m == SW_TX_BATCH || niov == 2 * SW_TX_BATCH) {
+				gso_control(s, m - 1, (uint16_t)seg);
+				dgram_send(s, m);
+				m = niov = 0;
+			}
+			if (m)
+				gso_control(s, m - 1, (uint16_t)seg);
+			s->msgs[m].msg_hdr.msg_iov = &s->iovs[niov];
+			s->msgs[m].msg_hdr.msg_iovlen = 1;
+			s->mframes[m++] = 1;
+			seg = bytes = pkt->len;
+			open = s->gso;
 		}
+		s->iovs[niov].iov_base = pkt->data;
+		s->iovs[niov++].iov_len = pkt->len;
 	}
-	if (m)
+	if (m) {
+		gso_control(s, m - 1, (uint16_t)seg);
 		dgram_send(s, m);
+	}
 }
 
 static void sw_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n,
@@ -1115,6 +1241,20 @@ static int listen_on(struct sw_wire *s)
 	return 0;
 }
 
+/*
+ * UDP GSO and GRO where the kernel has them (4.18, 5.0): a run of equal
+ * frames is one send and, over loopback or from a NIC that merges, one
+ * receive; the frames themselves cross as one datagram each, as QEMU
+ * expects them.
+ */
+static void offloads(struct sw_wire *s)
+{
+	int zero = 0, one = 1;
+
+	s->gso = !setsockopt(s->fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero));
+	setsockopt(s->fd, SOL_UDP, UDP_GRO, &one, sizeof(one));
+}
+
 static int dgram_open(struct sw_wire *s, const struct vnic_sockwire_spec *spec)
 {
 	struct sockaddr_storage local;
@@ -1131,6 +1271,7 @@ static int dgram_open(struct sw_wire *s, const struct vnic_sockwire_spec *spec)
 	if (s->fd < 0)
 		return -errno;
 	bufsize(s->fd);
+	offloads(s);
 	if (bind(s->fd, (struct sockaddr *)&local, llen))
 		return -errno;
 	/* connected: only RHOST:RPORT's datagrams are received */
@@ -1195,11 +1336,18 @@ static int tx_init(struct sw_wire *s)
 
 static int rx_init(struct sw_wire *s)
 {
-	s->rbuf = malloc(s->stream ? SW_RBUF : (size_t)SW_RX_SHELLS * s->wire.frame_size);
+	s->rbuf = malloc(s->stream ? SW_RBUF : (size_t)SW_DG_BUFS * SW_DG_BUF);
 	if (!s->rbuf)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < SW_RX_SHELLS; i++) {
+	if (s->stream)
+		return 0;
+	s->dfr = calloc(SW_DG_FRAMES, sizeof(*s->dfr));
+	if (!s->dfr)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < SW_DG_BUFS; i++) {
 		memset(&s->rmsgs[i], 0, sizeof(s->rmsgs[i]));
+		s->riovs[i].iov_base = s->rbuf + (size_t)i * SW_DG_BUF;
+		s->riovs[i].iov_len = SW_DG_BUF;
 		s->rmsgs[i].msg_hdr.msg_iov = &s->riovs[i];
 		s->rmsgs[i].msg_hdr.msg_iovlen = 1;
 	}
@@ -1230,6 +1378,7 @@ static void sw_free(struct sw_wire *s)
 		vnic_pkt_pool_fini(&s->pool);
 	free(s->pend);
 	free(s->rbuf);
+	free(s->dfr);
 	free(s);
 }
 

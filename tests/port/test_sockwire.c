@@ -14,7 +14,9 @@
  *     counted by its reason; a broken stream is closed and a good frame
  *     after the reconnect still arrives, both when the wire listens and
  *     when it connects; frames received whole before the break arrive;
- *   - datagrams: too long and runt counted, a stranger's not received;
+ *   - datagrams: runs of equal frames sent as one (GSO) and received
+ *     merged (GRO) still come out frame by frame; too long and runt
+ *     counted, a stranger's not received;
  *   - a peer that goes away and comes back: frames committed meanwhile are
  *     dropped and counted, traffic resumes; a server that goes away and
  *     comes back on the same path;
@@ -448,6 +450,40 @@ static void test_udp_pair(void **state)
 	udp_pair(&p, ports);
 	assert_true(both_up(&p));
 	carry_all_sizes(&p);
+	pair_close(&p);
+}
+
+/*
+ * Runs of equal frames (a bulk TCP flow's segments) leave as one GSO send
+ * and may arrive merged (UDP_GRO): each must still come out as the frame it
+ * was, a shorter one ending a run included, in order.
+ */
+static void test_udp_runs(void **state)
+{
+	static const uint32_t runs[][BATCH] = {
+		{FS, FS, FS, FS, FS, FS, FS, FS, FS, FS, FS, FS, FS, FS, FS, 700},
+		{60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60, 60},
+		{1514, 1514, 1514, 66, 1514, 1514, 14, 14, FS, 1000, 1000, 1001, 1000, 999, 999,
+		 999},
+	};
+	struct pair p;
+	int ports[2];
+	uint32_t seq = 0;
+
+	(void)state;
+	udp_pair(&p, ports);
+	for (int round = 0; round < 20; round++)
+		for (unsigned int r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+			send_frames(p.w[0], runs[r], BATCH, seq);
+			take_frames(p.w[1], p.cpus, 2, runs[r], BATCH, seq);
+			seq += BATCH;
+		}
+	print_message("%u frames in %llu sends and %llu receives\n", seq,
+		      (unsigned long long)stat_of(p.w[0], "tx_syscalls"),
+		      (unsigned long long)stat_of(p.w[1], "rx_syscalls"));
+	assert_int_equal(stat_of(p.w[0], "tx_frames"), seq);
+	assert_int_equal(stat_of(p.w[1], "rx_frames"), seq);
+	assert_int_equal(drops_of(p.w[0]) + drops_of(p.w[1]), 0);
 	pair_close(&p);
 }
 
@@ -1227,6 +1263,7 @@ int main(void)
 		cmocka_unit_test_setup(test_unix_pair, setup),
 		cmocka_unit_test_setup(test_tcp_pair, setup),
 		cmocka_unit_test_setup(test_udp_pair, setup),
+		cmocka_unit_test_setup(test_udp_runs, setup),
 		cmocka_unit_test_setup(test_udp_bad, setup),
 		cmocka_unit_test_setup(test_cut_across_reads, setup),
 		cmocka_unit_test_setup(test_bad_stream_server, setup),
