@@ -288,14 +288,19 @@ static void test_rx_tx(void **state)
 	assert_int_equal(w->ops->rx_next_ns(w), 0);
 
 	/*
-	 * A partial release: the rest comes again on the next peek. A peek
-	 * stops at the end of a block, and the kernel retires a block 1 ms
-	 * after its first frame: a sender preempted between two frames splits
-	 * them. So three go out at a time until two or more share a block.
+	 * A partial release: the rest comes again on the next peek. Frames
+	 * land as the kernel's softirq runs, which on a loaded machine may be
+	 * a while after send() returned, so the peek is repeated (it takes
+	 * nothing) until all three are there or half a second has passed. On
+	 * V3 a peek also stops at the end of a block, and the kernel retires a
+	 * block 1 ms after its first frame: a sender preempted between two
+	 * frames splits them. So three go out at a time until two or more are
+	 * seen together.
 	 */
 	{
-		uint64_t end = vnic_now_ns() + GUARD_NS;
+		uint64_t end = vnic_now_ns() + GUARD_NS, settle;
 		uint32_t id = 10;
+		unsigned int m;
 
 		for (;;) {
 			for (i = 0; i < 3; i++)
@@ -303,6 +308,11 @@ static void test_rx_tx(void **state)
 			while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
 				assert_true(vnic_now_ns() < end);
 				nap_ms(1);
+			}
+			settle = vnic_now_ns() + 500000000ull;
+			while (n < 3 && vnic_now_ns() < settle) {
+				nap_ms(1);
+				n = w->ops->rx_peek(w, f, 8);
 			}
 			assert_int_equal(frame_id(f[0]->data, f[0]->len), id);
 			if (n >= 2)
@@ -312,10 +322,12 @@ static void test_rx_tx(void **state)
 			assert_true(id + 2 < 20); /* ids from 20 on are the tx part's */
 		}
 		w->ops->rx_release(w, 1);
-		assert_int_equal(w->ops->rx_peek(w, f, 8), n - 1);
+		/* the rest, and on V2 perhaps the third if it landed since */
+		m = w->ops->rx_peek(w, f, 8);
+		assert_true(m >= n - 1 && m <= 2);
 		assert_int_equal(frame_id(f[0]->data, f[0]->len), id + 1);
-		w->ops->rx_release(w, n - 1);
-		if (n == 2)
+		w->ops->rx_release(w, m);
+		if (m == 1)
 			take_frames(w, id + 2, 1);
 	}
 
