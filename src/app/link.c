@@ -246,7 +246,7 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	case OPT_BACKING_NS:
 		o->backing_ns = a;
-		if (!*a || strchr(a, '/') || !strcmp(a, ".") || !strcmp(a, "..")) {
+		if (!vnic_netns_name_ok(a)) {
 			fprintf(stderr, "vnic: --backing-ns: '%s' is not a namespace name (as in "
 				"ip netns)\n", a);
 			err = -EINVAL;

@@ -33,6 +33,8 @@
  * (the name is taken), -EINVAL (not a valid name), or another -errno.
  */
 int vnic_netns_create(const char *name);
+/* Whether NAME is a name the functions here take (one path component, as ip netns insists). */
+bool vnic_netns_name_ok(const char *name);
 /* Opens /run/netns/NAME (O_RDONLY, O_CLOEXEC). fd or -errno (-ENOENT: no such namespace). */
 int vnic_netns_open(const char *name);
 /* Unmounts and removes /run/netns/NAME: the namespace dies with its last user. 0 or -errno. */

@@ -119,6 +119,13 @@ int vnic_netns_create(const char *name)
 	return err;
 }
 
+bool vnic_netns_name_ok(const char *name)
+{
+	char path[256];
+
+	return ns_path(name, path, sizeof(path)) == 0;
+}
+
 int vnic_netns_open(const char *name)
 {
 	char path[256];
