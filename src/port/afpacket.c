@@ -304,8 +304,9 @@ static void hdr_view(struct afp_wire *a, uint8_t *f, struct afp_hdr *v)
 enum take { TAKE_OK, TAKE_OUTGOING, TAKE_TRUNCATED, TAKE_TOO_BIG, TAKE_BAD_GSO };
 
 /*
- * The virtio_net_hdr the kernel put right before the frame (PACKET_VNET_HDR),
- * in host byte order, as our struct: what a TAP's header says.
+ * The virtio_net_hdr the kernel put right before the frame (PACKET_VNET_HDR,
+ * fields in host byte order) as our struct, whose fields are little-endian
+ * as a TAP's are: what vnic_vnet_parse reads.
  */
 static void vnet_read(const uint8_t *p, struct vnic_vnet_hdr *v)
 {
@@ -315,13 +316,13 @@ static void vnet_read(const uint8_t *p, struct vnic_vnet_hdr *v)
 	v->flags = p[0];
 	v->gso_type = p[1];
 	memcpy(f, p + 2, sizeof(f));
-	v->hdr_len = f[0];
-	v->gso_size = f[1];
-	v->csum_start = f[2];
-	v->csum_offset = f[3];
+	v->hdr_len = htole16(f[0]);
+	v->gso_size = htole16(f[1]);
+	v->csum_start = htole16(f[2]);
+	v->csum_offset = htole16(f[3]);
 }
 
-/* Ours, built by vnic_vnet_build (little-endian fields), as the kernel reads it. */
+/* Ours (little-endian fields, as vnic_vnet_build makes them) as the kernel reads it. */
 static void vnet_write(uint8_t *p, const struct vnic_vnet_hdr *v)
 {
 	uint16_t f[4] = {le16toh(v->hdr_len), le16toh(v->gso_size), le16toh(v->csum_start),
@@ -378,14 +379,10 @@ static enum take frame_take(struct afp_wire *a, uint8_t *f, struct vnic_pkt *she
 			return TAKE_TRUNCATED;
 		if (vlen) {
 			if (vh.flags & VNIC_VNET_F_NEEDS_CSUM)
-				vh.csum_start = (uint16_t)(vh.csum_start + VNIC_VLAN_HLEN);
+				vh.csum_start = htole16(le16toh(vh.csum_start) + VNIC_VLAN_HLEN);
 			if (vh.hdr_len)
-				vh.hdr_len = (uint16_t)(vh.hdr_len + VNIC_VLAN_HLEN);
-			vnet_write(mac - vlen - VNIC_VLAN_HLEN, &(struct vnic_vnet_hdr){
-				.flags = vh.flags, .gso_type = vh.gso_type,
-				.hdr_len = htole16(vh.hdr_len), .gso_size = htole16(vh.gso_size),
-				.csum_start = htole16(vh.csum_start),
-				.csum_offset = htole16(vh.csum_offset)});
+				vh.hdr_len = htole16(le16toh(vh.hdr_len) + VNIC_VLAN_HLEN);
+			vnet_write(mac - vlen - VNIC_VLAN_HLEN, &vh);
 		}
 		memmove(mac - VNIC_VLAN_HLEN, mac, 12);
 		mac[8] = (uint8_t)(tpid >> 8);
