@@ -18,12 +18,9 @@
  * Either way the device peeks frames in place (packets wrapping the ring
  * memory, no copy: the device copies each into a posted rx buffer anyway).
  *
- * Notification: the socket's fd is registered with the receiving device's
- * cpu. While the device's rx irq is armed the fd is watched; the poller run
- * when a block is ready disarms it and calls wire->notify (the device's
- * NAPI schedule). epoll is level-triggered, so a block that became ready
- * between the device's last peek and its re-arm is reported by the next
- * epoll look, and pending() checks the ring as well.
+ * Notification: the socket's fd on the receiving device's cpu, watched
+ * while the device's rx irq is armed (fd_irq.h, shared with AF_XDP);
+ * pending() checks the ring as well.
  *
  * tx: the device reserves slots (packets of our pool), writes frames into
  * them and commits; commit sends them by sendmmsg in batches and the slots
@@ -51,12 +48,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "fd_irq.h"
 #include "port.h"
 
 enum {
@@ -88,10 +85,9 @@ struct afp_wire {
 	struct vnic_wire wire;
 	int fd;
 	int ifindex;
-	struct vnic_cpu *cpu;
 
 	/* rx: the receiving device's cpu only */
-	struct vnic_poller poller vnic_cacheline_aligned;
+	struct vnic_fd_irq irq vnic_cacheline_aligned; /* the rx "interrupt" (fd_irq.h) */
 	uint8_t *ring;
 	size_t ring_len;
 	int version;	   /* TPACKET_V2 or TPACKET_V3 */
@@ -111,8 +107,6 @@ struct afp_wire {
 	struct vnic_pkt *segs[AFP_RX_SEGS];
 	unsigned int seg_n, seg_i;
 	unsigned int peeked;
-	bool armed;
-	uint32_t watching;
 	struct afp_rx_stats rx;
 	struct vnic_pkt shells[AFP_RX_SHELLS];
 	char name[IFNAMSIZ + 8];
@@ -556,27 +550,15 @@ static uint64_t afp_rx_next_ns(struct vnic_wire *w)
 
 /* ---- notification -------------------------------------------------------------- */
 
-static void watch(struct afp_wire *a, uint32_t events)
-{
-	if (a->watching != events && vnic_cpu_mod_fd(a->cpu, a->fd, events) == 0)
-		a->watching = events;
-}
-
 /* irq ops: called by the device's NAPI on its cpu, which is ours (rx_cpu). */
 static void afp_irq_enable(void *ctx)
 {
-	struct afp_wire *a = to_afp(ctx);
-
-	a->armed = true;
-	watch(a, EPOLLIN);
+	vnic_fd_irq_arm(&to_afp(ctx)->irq, true);
 }
 
 static void afp_irq_disable(void *ctx)
 {
-	struct afp_wire *a = to_afp(ctx);
-
-	a->armed = false;
-	watch(a, 0);
+	vnic_fd_irq_arm(&to_afp(ctx)->irq, false);
 }
 
 static bool afp_irq_pending(void *ctx)
@@ -589,24 +571,6 @@ static const struct vnic_irq_ops afp_irq_ops = {
 	.disable = afp_irq_disable,
 	.pending = afp_irq_pending,
 };
-
-/* The "interrupt": a block is ready and the receiver sleeps. */
-static int afp_notify_poll(struct vnic_poller *p, int budget)
-{
-	struct afp_wire *a = vnic_container_of(p, struct afp_wire, poller);
-
-	(void)budget;
-	if (!a->armed) {
-		watch(a, 0);
-		return 0;
-	}
-	a->armed = false;
-	watch(a, 0);
-	vnic_ctr_add(&a->rx.notifies, 1);
-	if (a->wire.notify)
-		a->wire.notify(a->wire.notify_ctx);
-	return 0;
-}
 
 /* ---- tx ---------------------------------------------------------------------- */
 
@@ -969,7 +933,6 @@ int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
 		return -ENOMEM;
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
-	a->cpu = rx_cpu;
 	a->version = cfg->ring == VNIC_AFPACKET_RING_V2 ? TPACKET_V2 : TPACKET_V3;
 	a->vnet = cfg->vnet_hdr;
 	a->tx_slots = a->vnet ? AFP_TX_SLOTS_VNET : AFP_TX_SLOTS;
@@ -1004,11 +967,7 @@ int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
 	}
 	tx_init_msgs(a);
 	snprintf(a->name, sizeof(a->name), "afp-%s", ifname);
-	err = vnic_cpu_add(rx_cpu, &a->poller, a->name, afp_notify_poll);
-	if (err)
-		goto err_free;
-	/* watched only while the receiver's irq is armed */
-	err = vnic_cpu_add_fd(rx_cpu, a->fd, 0, &a->poller);
+	err = vnic_fd_irq_init(&a->irq, rx_cpu, &a->wire, a->fd, a->name, &a->rx.notifies);
 	if (err)
 		goto err_free;
 	*w = &a->wire;

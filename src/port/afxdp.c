@@ -37,9 +37,10 @@
  * COMPLETION ring is reaped in both to recycle frames. A full TX ring drops
  * and counts, never blocks.
  *
- * Notification: as afpacket.c. The xsk fd is registered on the receiving
- * device's cpu and watched only while its rx irq is armed; readiness (the
- * RX ring not empty, level-triggered) disarms it and calls wire->notify.
+ * Notification: fd_irq.h, shared with afpacket.c. The xsk fd is on the
+ * receiving device's cpu, watched only while its rx irq is armed; readiness
+ * (the RX ring not empty, level-triggered) disarms it and calls
+ * wire->notify.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -54,7 +55,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -65,6 +65,7 @@
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 
+#include "fd_irq.h"
 #include "port.h"
 
 enum {
@@ -137,17 +138,14 @@ struct afx_wire {
 	int netns_fd; /* a dup of the config's, or -1: detach runs there too */
 	bool native;  /* XDP_FLAGS_DRV_MODE, else generic (SKB) */
 	bool zerocopy;
-	struct vnic_cpu *cpu;
 	char ifname[IFNAMSIZ];
 	char name[IFNAMSIZ + 8];
 
 	/* rx: the receiving device's cpu only */
-	struct vnic_poller poller vnic_cacheline_aligned;
+	struct vnic_fd_irq irq vnic_cacheline_aligned; /* the rx "interrupt" (fd_irq.h) */
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod fill;
 	unsigned int peeked; /* RX entries handed out, not yet released */
-	bool armed;
-	uint32_t watching;
 	unsigned int fill_n; /* frames waiting for a FILL slot */
 	struct afx_rx_stats rxs;
 	uint64_t fill_stash[AFX_RX_FRAMES];
@@ -350,27 +348,15 @@ static uint64_t afx_rx_next_ns(struct vnic_wire *w)
 
 /* ---- notification -------------------------------------------------------------- */
 
-static void watch(struct afx_wire *x, uint32_t events)
-{
-	if (x->watching != events && vnic_cpu_mod_fd(x->cpu, x->fd, events) == 0)
-		x->watching = events;
-}
-
 /* irq ops: called by the device's NAPI on its cpu, which is ours (rx_cpu). */
 static void afx_irq_enable(void *ctx)
 {
-	struct afx_wire *x = to_afx(ctx);
-
-	x->armed = true;
-	watch(x, EPOLLIN);
+	vnic_fd_irq_arm(&to_afx(ctx)->irq, true);
 }
 
 static void afx_irq_disable(void *ctx)
 {
-	struct afx_wire *x = to_afx(ctx);
-
-	x->armed = false;
-	watch(x, 0);
+	vnic_fd_irq_arm(&to_afx(ctx)->irq, false);
 }
 
 static bool afx_irq_pending(void *ctx)
@@ -383,29 +369,6 @@ static const struct vnic_irq_ops afx_irq_ops = {
 	.disable = afx_irq_disable,
 	.pending = afx_irq_pending,
 };
-
-/*
- * The "interrupt": the RX ring is not empty and the receiver sleeps. epoll
- * is level-triggered on the RX ring (xsk_poll), so an entry that landed
- * between the device's last peek and its re-arm is reported by the next
- * look, and pending() checks the ring as well.
- */
-static int afx_notify_poll(struct vnic_poller *p, int budget)
-{
-	struct afx_wire *x = vnic_container_of(p, struct afx_wire, poller);
-
-	(void)budget;
-	if (!x->armed) {
-		watch(x, 0);
-		return 0;
-	}
-	x->armed = false;
-	watch(x, 0);
-	vnic_ctr_add(&x->rxs.notifies, 1);
-	if (x->wire.notify)
-		x->wire.notify(x->wire.notify_ctx);
-	return 0;
-}
 
 /* ---- tx ---------------------------------------------------------------------- */
 
@@ -837,8 +800,7 @@ static void afx_free(struct afx_wire *x)
 	free(x);
 }
 
-static int afx_alloc(struct afx_wire **out, const char *ifname, const struct vnic_afxdp_config *cfg,
-		     struct vnic_cpu *rx_cpu)
+static int afx_alloc(struct afx_wire **out, const char *ifname, const struct vnic_afxdp_config *cfg)
 {
 	struct afx_wire *x = aligned_alloc(VNIC_CACHELINE, sizeof(*x));
 
@@ -847,7 +809,6 @@ static int afx_alloc(struct afx_wire **out, const char *ifname, const struct vni
 	memset(x, 0, sizeof(*x));
 	x->fd = -1;
 	x->netns_fd = -1;
-	x->cpu = rx_cpu;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
 	x->wire.ops = &afx_wire_ops;
 	x->wire.priv = x;
@@ -896,7 +857,7 @@ int vnic_afxdp_create(struct vnic_wire **w, const char *ifname, const struct vni
 	if (cfg->mtu < AFX_MIN_MTU || cfg->mtu > AFX_MAX_MTU)
 		return -EINVAL;
 	pthread_once(&once, msg_route);
-	err = afx_alloc(&x, ifname, cfg, rx_cpu);
+	err = afx_alloc(&x, ifname, cfg);
 	if (err)
 		goto err_free;
 	o.x = x;
@@ -910,11 +871,7 @@ int vnic_afxdp_create(struct vnic_wire **w, const char *ifname, const struct vni
 	read_options(x);
 	frames_init(x);
 	snprintf(x->name, sizeof(x->name), "xdp-%s", ifname);
-	err = vnic_cpu_add(rx_cpu, &x->poller, x->name, afx_notify_poll);
-	if (err)
-		goto err_free;
-	/* watched only while the receiver's irq is armed */
-	err = vnic_cpu_add_fd(rx_cpu, x->fd, 0, &x->poller);
+	err = vnic_fd_irq_init(&x->irq, rx_cpu, &x->wire, x->fd, x->name, &x->rxs.notifies);
 	if (err)
 		goto err_free;
 	*w = &x->wire;

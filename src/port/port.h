@@ -10,6 +10,8 @@
  *             datapath; tap_vnet.c the vnet header <-> packet metadata.
  *   afpacket.c  a wire on a real interface (AF_PACKET, TPACKET_V2 or V3).
  *   afxdp.c   a wire on a real interface through AF_XDP (libxdp).
+ *   fd_irq.c  the receive "interrupt" of the two wires on a real interface
+ *             (internal: fd_irq.h).
  *   sockwire.c  a wire on a socket, framed as QEMU's stream and dgram
  *             network backends frame it.
  *
