@@ -14,9 +14,12 @@ level=${1:-build}
 pkgs=(gcc make cmake pkg-config libcmocka-dev libpcap-dev libxdp-dev libbpf-dev systemtap-sdt-dev
 	gnuplot-nox)
 # test: clang and its fuzzer runtime for the fuzz targets; the tools the
-# network-namespace tests drive across vnic link; groff, which renders the
-# manual page for its test (skipped without it).
-test_pkgs=(clang libclang-rt-dev iproute2 iputils-ping ethtool iperf3 sockperf python3 tshark groff-base)
+# network-namespace tests drive across vnic link; QEMU and a static busybox
+# for the VM on a socket wire (the test fetches a kernel with apt-get
+# download); groff, which renders the manual page for its test (skipped
+# without it).
+test_pkgs=(clang libclang-rt-dev iproute2 iputils-ping ethtool iperf3 sockperf python3 tshark groff-base
+	qemu-system-x86 busybox-static)
 case "$level" in
 build) ;;
 test) pkgs+=("${test_pkgs[@]}") ;;

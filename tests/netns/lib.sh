@@ -108,3 +108,12 @@ print(h.hexdigest(), n)' "$addr" "$port" >"$WORK/recv.out" 2>>"$LOG" &
 	echo "sent $BLOB_SUM $BLOB_BYTES, received $(cat "$WORK/recv.out")"
 	[ "$(cat "$WORK/recv.out")" = "$BLOB_SUM $BLOB_BYTES" ]
 }
+
+# A free port of protocol $1 (tcp, udp) on 127.0.0.1, from the kernel.
+free_port() {
+	"$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if sys.argv[1] == "tcp" else socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])' "$1"
+}

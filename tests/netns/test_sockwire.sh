@@ -59,15 +59,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A free port of protocol $1 (tcp, udp) on 127.0.0.1, from the kernel.
-free_port() {
-	"$PY" -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if sys.argv[1] == "tcp" else socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])' "$1"
-}
-
 # start_vnic N SPEC: instance N (1, 2) in namespace A<N>; waits until it is up.
 start_vnic() {
 	local h=$1 spec=$2 out=$WORK/vnic$1.out app end
