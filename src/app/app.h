@@ -101,6 +101,8 @@ int vnic_topo_stop(struct vnic_topo *t);
 /* Frees everything; the threads must be stopped. */
 void vnic_topo_destroy(struct vnic_topo *t);
 struct vnic_netdev *vnic_topo_netdev(struct vnic_topo *t, unsigned int side);
+/* pool offered to each of nd's tx queues (--tx-buf map); before open. 0 or -errno. */
+int vnic_topo_tx_pools(struct vnic_netdev *nd, const struct vnic_pkt_pool *pool);
 
 /*
  * Every counter of the topology, prefixed by where it lives: "drv_a.",

@@ -52,6 +52,7 @@ static const struct cmp_path paths[] = {
 	  { "orphaned at xmit", "timer reclaims", "reclaims in xmit" } },
 	{ "drop-missing-hdrs", { "dev:drop_missing_hdrs" }, { "drops for missing headers" } },
 	{ "no-tso", { "tx:lso_packets" }, { "LSO sends" } },
+	{ "tx-buf", { "tx:mapped_packets" }, { "superpackets sent from the host's buffer" } },
 };
 
 struct cmp_round {

@@ -556,7 +556,8 @@ static int build_side(struct link *l, unsigned int s)
 		.no_vnet_hdr = l->o->no_vnet_hdr,
 		.batch = l->o->tap_batch,
 	};
-	uint32_t pkts = dcfg.tx_queues * 2 * VNIC_TAP_DEFAULT_BATCH;
+	/* a burst each way per queue, and the superpackets --tx-buf map holds in flight */
+	uint32_t pkts = dcfg.tx_queues * (2 * VNIC_TAP_DEFAULT_BATCH + VNIC_TSO_BUFS);
 	unsigned int pid = (unsigned int)getpid();
 	int err;
 
@@ -588,6 +589,9 @@ static int build_side(struct link *l, unsigned int s)
 				 t->host_buf_size, 128);
 	if (err)
 		return fail("packet pool %s: %s", side_name[s], strerror(-err));
+	err = vnic_topo_tx_pools(vnic_drv_netdev(sd->drv), &sd->pool);
+	if (err)
+		return fail("packet pool %s: mapping it for --tx-buf: %s", side_name[s], strerror(-err));
 	snprintf(sd->tmp_ifname, sizeof(sd->tmp_ifname), "vnic%u%s", pid, side_name[s]);
 	err = vnic_tap_create(&sd->tap, vnic_drv_netdev(sd->drv), &sd->pool, &tcfg);
 	if (err == -ENOENT)

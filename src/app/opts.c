@@ -274,6 +274,7 @@ CHOICE(bql_complete, vnic_drv_bql_complete_name, enum vnic_drv_bql_complete, drv
 CHOICE(tx_csum, vnic_drv_tx_csum_name, enum vnic_drv_tx_csum, drv.tx_csum)
 CHOICE(rx_deliver, vnic_deliver_mode_name, enum vnic_deliver_mode, drv.rx_deliver)
 CHOICE(tx_reclaim, vnic_drv_tx_reclaim_name, enum vnic_drv_tx_reclaim, drv.tx_reclaim)
+CHOICE(tx_buf, vnic_drv_tx_buf_name, enum vnic_drv_tx_buf, drv.tx_buf)
 CHOICE(hdr_mask, vnic_dev_hdr_mask_name, enum vnic_dev_hdr_mask, dev.hdr_mask)
 CHOICE(spin, vnic_cpu_spin_name, enum vnic_cpu_spin, spin)
 
@@ -342,6 +343,8 @@ static const struct topo_opt table[] = {
 	       tx_reclaim),
 	U64("reclaim-us", "N", "tx-reclaim=lazy timer, us", VNIC_OPTG_POLICY, drv.reclaim_ns, 1,
 	    10000000, 1000),
+	CHOOSE("tx-buf", "superpackets copied into the LTB, or sent from the host's buffer",
+	       VNIC_OPTG_POLICY, tx_buf),
 	/* the device */
 	CHOOSE("hdr-mask", "headers the device asks for with checksum offload", VNIC_OPTG_DEVICE,
 	       hdr_mask),

@@ -33,6 +33,24 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg)
 	vnic_fault_cfg_default(&cfg->fault);
 }
 
+/*
+ * The host's pool offered to every tx queue, so that --tx-buf map can send
+ * superpackets from it (at any time: the policy changes live). Shared with
+ * vnic link.
+ */
+int vnic_topo_tx_pools(struct vnic_netdev *nd, const struct vnic_pkt_pool *pool)
+{
+	unsigned int q;
+	int err;
+
+	for (q = 0; q < nd->num_tx_queues; q++) {
+		err = vnic_netdev_tx_pool(nd, q, pool);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Side s's cpu: its own, or side a's when one thread runs both sides. */
 static struct vnic_cpu *side_cpu(struct vnic_topo *t, unsigned int s)
 {
@@ -69,7 +87,10 @@ static int create_side(struct vnic_topo *t, unsigned int s)
 	err = vnic_drv_create(&t->drv[s], t->hv[s], &dcfg);
 	if (err)
 		return err;
-	return vnic_pkt_pool_init(&t->host_pool[s], t->cfg.host_pkts, t->cfg.host_buf_size, 128);
+	err = vnic_pkt_pool_init(&t->host_pool[s], t->cfg.host_pkts, t->cfg.host_buf_size, 128);
+	if (err)
+		return err;
+	return vnic_topo_tx_pools(vnic_drv_netdev(t->drv[s]), &t->host_pool[s]);
 }
 
 int vnic_topo_pin_cores(const struct vnic_topo_config *cfg, int core[VNIC_TOPO_SIDES])

@@ -23,6 +23,7 @@
 #ifndef VNIC_CORE_H
 #define VNIC_CORE_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -638,6 +639,18 @@ struct vnic_netdev_ops {
 	int (*xmit)(struct vnic_netdev *dev, unsigned int queue, struct vnic_pkt *pkt,
 		    bool xmit_more);
 	bool (*tx_stopped)(struct vnic_netdev *dev, unsigned int queue);
+	/*
+	 * Optional. The pool the host's packets for tx queue `queue` come
+	 * from, so that the NIC may send from a packet's own buffer instead
+	 * of copying it (the DMA mapping of a Linux driver, done once for the
+	 * whole pool, as a page_pool or an AF_XDP UMEM is). Setup only: before
+	 * the NIC is opened, from the thread that sets it up. The pool must
+	 * outlive the NIC, and the NIC may free packets into it on the tx
+	 * queue's cpu (the pool's thread) when their transmission completes.
+	 * 0, -EOPNOTSUPP, -EBUSY (open), or the NIC's mapping error.
+	 */
+	int (*tx_pool)(struct vnic_netdev *dev, unsigned int queue,
+		       const struct vnic_pkt_pool *pool);
 };
 
 struct vnic_netdev {
@@ -673,6 +686,12 @@ static inline int vnic_netdev_xmit(struct vnic_netdev *dev, unsigned int q, stru
 				   bool xmit_more)
 {
 	return dev->ops->xmit(dev, q, pkt, xmit_more);
+}
+/* struct vnic_netdev_ops.tx_pool, or -EOPNOTSUPP where the NIC has none. */
+static inline int vnic_netdev_tx_pool(struct vnic_netdev *dev, unsigned int q,
+				      const struct vnic_pkt_pool *pool)
+{
+	return dev->ops->tx_pool ? dev->ops->tx_pool(dev, q, pool) : -EOPNOTSUPP;
 }
 /* The tx queue for a flow hash, as XPS/RSS would pick it: stable per flow. */
 static inline unsigned int vnic_netdev_pick_tx(const struct vnic_netdev *dev, uint32_t hash)

@@ -143,6 +143,23 @@ enum vnic_drv_tx_reclaim {
 	VNIC_DRV_RECLAIM_ORPHAN,  /* as irq, but tx_done (TSQ release) at xmit */
 };
 
+/*
+ * Where a superpacket is sent from. ibmvnic copies every packet into a
+ * long-term buffer mapped once at bring-up, because a hypervisor TCE
+ * mapping per packet costs more than the copy; most drivers map the
+ * packet's own buffer instead. With the host's packet pool registered as
+ * long-term buffers of its own (vnic_netdev_tx_pool), map costs neither.
+ */
+enum vnic_drv_tx_buf {
+	VNIC_DRV_TXBUF_COPY = 0, /* every packet copied into the LTB (ibmvnic) */
+	/*
+	 * A superpacket from a registered pool is sent from its own buffer,
+	 * held until its completion; smaller packets are still copied (a
+	 * copybreak: 1.5 KiB copied costs less than a 64 KiB buffer held).
+	 */
+	VNIC_DRV_TXBUF_MAP,
+};
+
 const char *vnic_drv_rx_replenish_name(enum vnic_drv_rx_replenish v);
 int vnic_drv_rx_replenish_parse(const char *s, enum vnic_drv_rx_replenish *v);
 const char *vnic_drv_tx_hdr_build_name(enum vnic_drv_tx_hdr_build v);
@@ -155,10 +172,12 @@ const char *vnic_drv_tx_csum_name(enum vnic_drv_tx_csum v);
 int vnic_drv_tx_csum_parse(const char *s, enum vnic_drv_tx_csum *v);
 const char *vnic_drv_tx_reclaim_name(enum vnic_drv_tx_reclaim v);
 int vnic_drv_tx_reclaim_parse(const char *s, enum vnic_drv_tx_reclaim *v);
+const char *vnic_drv_tx_buf_name(enum vnic_drv_tx_buf v);
+int vnic_drv_tx_buf_parse(const char *s, enum vnic_drv_tx_buf *v);
 /*
  * Names: "low"/"always", "direct"/"copy", "auto"/"indirect",
  * "per-round"/"per-entry", "sw-direct"/"hw-headers"/"hw-noheaders",
- * "irq"/"lazy"/"napi"/"orphan". rx-deliver uses vnic_deliver_mode_name/parse
+ * "irq"/"lazy"/"napi"/"orphan", "copy"/"map". rx-deliver uses vnic_deliver_mode_name/parse
  * of src/net ("list", "gro", "gro-list"). A value outside its enum is named
  * "unknown", so a caller may list every name by walking from 0 until then.
  * Parse: 0 or -EINVAL; *v untouched on error.
@@ -196,6 +215,7 @@ struct vnic_drv_config {
 	enum vnic_drv_tx_csum tx_csum;
 	enum vnic_deliver_mode rx_deliver; /* default VNIC_DELIVER_GRO_LIST */
 	enum vnic_drv_tx_reclaim tx_reclaim;
+	enum vnic_drv_tx_buf tx_buf;
 	/*
 	 * Resets (docs/ARCHITECTURE.md section 10). The tx watchdog: a tx queue
 	 * stopped (ring full, BQL, or the partner gone) with no completion and
@@ -304,7 +324,7 @@ int vnic_drv_change_param(struct vnic_drv *drv, const struct vnic_drv_params *p)
  * tx_reclaim, reclaim_ns (0 = 1 ms) and bql; every other field of want is
  * ignored. Applied by the control poller on the driver's cpu, between two
  * polls, each where it is safe mid-traffic (live.c, docs/ARCHITECTURE.md
- * section 4): tx-submit, tx-csum and tx-hdr-build at the next xmit,
+ * section 4): tx-submit, tx-csum, tx-hdr-build and tx-buf at the next xmit,
  * bql-complete at the next completion round, rx-deliver after a flush of
  * what GRO and the list hold, bql at once (on: the DQL starts from its
  * minimum), tx-reclaim for each queue at the next poll of the owner of its

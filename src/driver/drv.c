@@ -80,6 +80,7 @@ POLICY(tx_csum, vnic_drv_tx_csum, [VNIC_DRV_CSUM_SW_DIRECT] = "sw-direct",
 POLICY(tx_reclaim,
        vnic_drv_tx_reclaim, [VNIC_DRV_RECLAIM_IRQ] = "irq", [VNIC_DRV_RECLAIM_LAZY] = "lazy",
        [VNIC_DRV_RECLAIM_NAPI] = "napi", [VNIC_DRV_RECLAIM_ORPHAN] = "orphan")
+POLICY(tx_buf, vnic_drv_tx_buf, [VNIC_DRV_TXBUF_COPY] = "copy", [VNIC_DRV_TXBUF_MAP] = "map")
 
 /* --- configuration -------------------------------------------------------------- */
 
@@ -107,6 +108,7 @@ void vnic_drv_config_default(struct vnic_drv_config *cfg)
 	cfg->tx_csum = VNIC_DRV_CSUM_SW_DIRECT;
 	cfg->rx_deliver = VNIC_DELIVER_GRO_LIST;
 	cfg->tx_reclaim = VNIC_DRV_RECLAIM_IRQ;
+	cfg->tx_buf = VNIC_DRV_TXBUF_COPY;
 	cfg->tx_timeout_ns = VNIC_DRV_DEFAULT_TX_TIMEOUT_NS;
 }
 
@@ -135,6 +137,7 @@ static int config_check(const struct vnic_drv_config *c)
 	    (unsigned int)c->bql_complete > VNIC_DRV_BQL_PER_ENTRY ||
 	    (unsigned int)c->tx_csum > VNIC_DRV_CSUM_HW_NOHEADERS ||
 	    (unsigned int)c->tx_reclaim > VNIC_DRV_RECLAIM_ORPHAN ||
+	    (unsigned int)c->tx_buf > VNIC_DRV_TXBUF_MAP ||
 	    (unsigned int)c->rx_deliver > VNIC_DELIVER_GRO_LIST)
 		return -EINVAL;
 	return 0;
@@ -339,6 +342,8 @@ void vnic_drv_destroy(struct vnic_drv *drv)
 			vnic_drv_tx_forget(&drv->txq[i]);
 	vnic_drv_res_destroy(drv);
 	vnic_drv_pools_free(drv);
+	for (i = 0; i < drv->qtx; i++)
+		vnic_drv_hostmem_unmap(drv, &drv->txq[i].host);
 	vnic_drv_live_fini(drv);
 	vnic_drv_reset_fini(drv);
 	free(a->names);
@@ -531,6 +536,7 @@ static const struct ctr_desc tx_ctrs[] = {
 	TXC(xmit_reclaims),
 	TXC(timer_reclaims),
 	TXC(orphaned),
+	TXC(mapped_packets),
 	TXD(too_long, TXD_TOO_LONG),
 	TXD(bad_gso, TXD_BAD_GSO),
 	TXD(bad_headers, TXD_BAD_HEADERS),
@@ -588,6 +594,7 @@ static const struct ctr_desc drv_ctrs[] = {
 	DRC(drop_bad_queue),
 	DRC(bad_tx_comp_ring),
 	DRC(policy_changes),
+	DRC(tx_pools_dropped),
 };
 
 /* Visits every counter; the callback sees the name and the value. */

@@ -55,6 +55,21 @@ struct drv_pool {
 	uint32_t nfree;
 };
 
+/*
+ * The host's packet pool of a tx queue (vnic_netdev_tx_pool), mapped as
+ * LTBs of its own: per_ltb buffers of stride bytes each, the packet with
+ * index i in ltb[i / per_ltb]. Mapped from registration to destroy; its
+ * map ids are requested with the driver's own LTBs.
+ */
+struct drv_hostmem {
+	const struct vnic_pkt_pool *pool; /* NULL: none registered */
+	size_t stride;
+	uint32_t count;
+	uint32_t per_ltb;
+	unsigned int nltb;
+	struct drv_ltb *ltb;
+};
+
 static inline struct drv_ltb *pool_ltb(const struct drv_pool *p, uint32_t idx)
 {
 	return &p->ltb[idx / p->per_ltb];
@@ -81,6 +96,7 @@ static inline uint64_t pool_ioba(const struct drv_pool *p, uint32_t idx)
 
 /* What a TX or TSO slot remembers between xmit and its completion. */
 struct tx_slot {
+	struct vnic_pkt *pkt; /* tx-buf=map: sent from its own buffer, freed at completion */
 	uint32_t cookie; /* pkt->priv at xmit */
 	uint32_t bytes;	 /* pkt->len at xmit: BQL and tx_done */
 	uint8_t nent;	 /* sub-CRQ entries it took (descriptor + headers) */
@@ -130,6 +146,7 @@ struct drv_txq_stats {
 	uint64_t xmit_reclaims;
 	uint64_t timer_reclaims;
 	uint64_t orphaned;
+	uint64_t mapped_packets; /* tx-buf=map: sent from the host's buffer, not copied */
 	uint64_t drops[TXD_MAX];
 };
 
@@ -161,6 +178,7 @@ struct drv_txq {
 	struct drv_pool tso;  /* VNIC_TSO_BUFS slots of a superpacket */
 	struct tx_slot *slots;
 	struct tx_slot *tso_slots;
+	struct drv_hostmem host; /* the host's pool, for tx-buf=map */
 	struct vnic_subcrq *comp; /* our tx completion ring (create to destroy) */
 	struct vnic_txq txq;
 	/* tx-reclaim=napi: the rx queue whose NAPI reclaims us */
@@ -350,6 +368,7 @@ struct drv_stats {
 	uint64_t probes;	 /* LOGICAL_LINK_STATE(QUERY) sent to a partner in doubt */
 	uint64_t probe_resumes;	 /* answered: the partner still had us, traffic resumed */
 	uint64_t policy_changes; /* vnic_drv_set_policies that changed something */
+	uint64_t tx_pools_dropped; /* host pools unmapped: no map id left for them */
 };
 
 /*
@@ -553,6 +572,9 @@ void vnic_drv_pools_free(struct vnic_drv *drv);
  */
 typedef void (*drv_ltb_fn)(void *ctx, struct drv_ltb *ltb);
 unsigned int vnic_drv_ltbs(struct vnic_drv *drv, drv_ltb_fn fn, void *ctx);
+/* netdev_ops.tx_pool: maps the host's pool for tx-buf=map (core.h). */
+int vnic_drv_tx_pool(struct vnic_netdev *nd, unsigned int q, const struct vnic_pkt_pool *pool);
+void vnic_drv_hostmem_unmap(struct vnic_drv *drv, struct drv_hostmem *h);
 
 /* --- tx.c ---------------------------------------------------------------- */
 extern const struct vnic_netdev_ops vnic_drv_netdev_ops;

@@ -11,7 +11,9 @@
  * packet never pays for a change it may never see. What each change waits
  * for, so that nothing in flight is caught between two modes:
  *
- *   tx-submit, tx-csum, tx-hdr-build   the next xmit;
+ *   tx-submit, tx-csum, tx-hdr-build,  the next xmit (a packet sent from
+ *   tx-buf                             its own buffer is held until its
+ *                                      completion whatever comes after);
  *   bql-complete, reclaim-ns           the next completion round, the next
  *                                      lazy timer;
  *   rx-replenish                       the end of the next rx poll;
@@ -47,6 +49,7 @@ static int policies_check(const struct vnic_drv_config *c)
 	    (unsigned int)c->bql_complete > VNIC_DRV_BQL_PER_ENTRY ||
 	    (unsigned int)c->tx_csum > VNIC_DRV_CSUM_HW_NOHEADERS ||
 	    (unsigned int)c->tx_reclaim > VNIC_DRV_RECLAIM_ORPHAN ||
+	    (unsigned int)c->tx_buf > VNIC_DRV_TXBUF_MAP ||
 	    (unsigned int)c->rx_deliver > VNIC_DELIVER_GRO_LIST)
 		return -EINVAL;
 	return 0;
@@ -62,6 +65,7 @@ static void policies_copy(struct vnic_drv_config *dst, const struct vnic_drv_con
 	dst->tx_csum = src->tx_csum;
 	dst->rx_deliver = src->rx_deliver;
 	dst->tx_reclaim = src->tx_reclaim;
+	dst->tx_buf = src->tx_buf;
 	dst->reclaim_ns = src->reclaim_ns ? src->reclaim_ns : VNIC_DRV_DEFAULT_RECLAIM_NS;
 	dst->bql = src->bql;
 }
@@ -97,6 +101,7 @@ static void apply(struct vnic_drv *drv, const struct vnic_drv_config *p)
 	SET(tx_submit);
 	SET(bql_complete);
 	SET(tx_csum);
+	SET(tx_buf);
 	SET(reclaim_ns);
 	if (c->bql != p->bql) {
 		uint64_t now = vnic_now_ns();
@@ -201,6 +206,7 @@ void vnic_drv_policies(const struct vnic_drv *drv, struct vnic_drv_config *out)
 	out->tx_csum = vnic_ctr_load(&c->tx_csum);
 	out->rx_deliver = vnic_ctr_load(&c->rx_deliver);
 	out->tx_reclaim = vnic_ctr_load(&c->tx_reclaim);
+	out->tx_buf = vnic_ctr_load(&c->tx_buf);
 	out->reclaim_ns = vnic_ctr_load(&c->reclaim_ns);
 	out->bql = vnic_ctr_load(&c->bql);
 }

@@ -383,7 +383,14 @@ int vnic_drv_pools_alloc(struct vnic_drv *drv)
 		if (err)
 			return err;
 	}
-	/* map ids are 8 bits, 0 reserved */
+	/* map ids are 8 bits, 0 reserved; the host's pools are a bonus, ours are not */
+	if (vnic_drv_ltbs(drv, NULL, NULL) > VNIC_MAX_MAP_ID) {
+		for (i = 0; i < drv->qtx; i++) {
+			if (drv->txq[i].host.pool)
+				vnic_ctr_inc(&drv->st.tx_pools_dropped);
+			vnic_drv_hostmem_unmap(drv, &drv->txq[i].host);
+		}
+	}
 	if (vnic_drv_ltbs(drv, NULL, NULL) > VNIC_MAX_MAP_ID)
 		return -ENOSPC;
 	drv->pools_ready = true;
@@ -419,16 +426,17 @@ void vnic_drv_pools_free(struct vnic_drv *drv)
 	drv->pools_ready = false;
 }
 
-static unsigned int ltbs_of(struct drv_pool *p, unsigned int n, drv_ltb_fn fn, void *ctx)
+static unsigned int ltbs_of(struct drv_ltb *ltb, unsigned int nltb, unsigned int n, drv_ltb_fn fn,
+			    void *ctx)
 {
 	unsigned int i;
 
-	for (i = 0; i < p->nltb; i++) {
+	for (i = 0; i < nltb; i++) {
 		n++;
 		/* ids 1..255 in the order REQUEST_MAP sends them; 0 = none left */
-		p->ltb[i].map_id = n <= VNIC_MAX_MAP_ID ? (uint8_t)n : 0;
+		ltb[i].map_id = n <= VNIC_MAX_MAP_ID ? (uint8_t)n : 0;
 		if (fn)
-			fn(ctx, &p->ltb[i]);
+			fn(ctx, &ltb[i]);
 	}
 	return n;
 }
@@ -438,10 +446,81 @@ unsigned int vnic_drv_ltbs(struct vnic_drv *drv, drv_ltb_fn fn, void *ctx)
 	unsigned int i, n = 0;
 
 	for (i = 0; i < drv->ntx; i++) {
-		n = ltbs_of(&drv->txq[i].pool, n, fn, ctx);
-		n = ltbs_of(&drv->txq[i].tso, n, fn, ctx);
+		n = ltbs_of(drv->txq[i].pool.ltb, drv->txq[i].pool.nltb, n, fn, ctx);
+		n = ltbs_of(drv->txq[i].tso.ltb, drv->txq[i].tso.nltb, n, fn, ctx);
 	}
 	for (i = 0; i < drv->nrx; i++)
-		n = ltbs_of(&drv->rxq[i].pool, n, fn, ctx);
+		n = ltbs_of(drv->rxq[i].pool.ltb, drv->rxq[i].pool.nltb, n, fn, ctx);
+	/* last: a host pool that does not fit takes no id from the driver's own */
+	for (i = 0; i < drv->ntx; i++)
+		n = ltbs_of(drv->txq[i].host.ltb, drv->txq[i].host.nltb, n, fn, ctx);
 	return n;
+}
+
+/* --- the host's packet pools (tx-buf=map) ---------------------------------------- */
+
+void vnic_drv_hostmem_unmap(struct vnic_drv *drv, struct drv_hostmem *h)
+{
+	unsigned int i;
+
+	for (i = 0; i < h->nltb; i++)
+		if (h->ltb[i].dma_mapped)
+			vnic_hv_dma_unmap(drv->hv, h->ltb[i].ioba);
+	free(h->ltb);
+	memset(h, 0, sizeof(*h));
+}
+
+/* The pool's buffers as LTBs of at most VNIC_ONE_LTB_SIZE, none split between two. */
+static int hostmem_map(struct vnic_drv *drv, struct drv_hostmem *h, const struct vnic_pkt_pool *pool)
+{
+	size_t stride = vnic_pkt_pool_stride(pool);
+	uint32_t left = pool->count;
+	unsigned int i;
+	int err = -ENOMEM;
+
+	if (!pool->count || !pool->mem || stride > VNIC_ONE_LTB_SIZE)
+		return -EINVAL;
+	h->stride = stride;
+	h->count = pool->count;
+	h->per_ltb = (uint32_t)(VNIC_ONE_LTB_SIZE / stride);
+	h->nltb = (pool->count + h->per_ltb - 1) / h->per_ltb;
+	h->ltb = calloc(h->nltb, sizeof(*h->ltb));
+	if (!h->ltb)
+		goto err_unmap;
+	for (i = 0; i < h->nltb; i++) {
+		struct drv_ltb *l = &h->ltb[i];
+		uint32_t n = left < h->per_ltb ? left : h->per_ltb;
+
+		l->mem = pool->mem + (size_t)i * h->per_ltb * stride;
+		l->len = (uint64_t)n * stride;
+		err = vnic_hv_dma_map(drv->hv, l->mem, l->len, &l->ioba);
+		if (err)
+			goto err_unmap;
+		l->dma_mapped = true;
+		/* REQUEST_MAP carries the ioba in 32 bits (proto.h VNIC_IOBA_LIMIT). */
+		if (l->ioba >= VNIC_IOBA_LIMIT || l->len > VNIC_IOBA_LIMIT - l->ioba) {
+			err = -ERANGE;
+			goto err_unmap;
+		}
+		left -= n;
+	}
+	h->pool = pool;
+	return 0;
+
+err_unmap:
+	vnic_drv_hostmem_unmap(drv, h);
+	return err;
+}
+
+int vnic_drv_tx_pool(struct vnic_netdev *nd, unsigned int q, const struct vnic_pkt_pool *pool)
+{
+	struct vnic_drv *drv = nd->priv;
+
+	if (q >= drv->qtx)
+		return -EINVAL;
+	/* the device learns of maps at bring-up only */
+	if (vnic_ctr_load(&drv->st.opens))
+		return -EBUSY;
+	vnic_drv_hostmem_unmap(drv, &drv->txq[q].host);
+	return pool ? hostmem_map(drv, &drv->txq[q].host, pool) : 0;
 }

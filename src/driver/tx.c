@@ -128,6 +128,11 @@ static void slot_release(struct drv_txq *txq, struct drv_pool *pool, struct tx_s
 			 uint32_t corr, int status)
 {
 	s->in_use = false;
+	/* tx-buf=map: the device is done reading the host's buffer */
+	if (s->pkt) {
+		vnic_pkt_free(s->pkt);
+		s->pkt = NULL;
+	}
 	pool->free_map[pool->nfree] = corr & ~VNIC_TX_CORR_TSO;
 	/* nfree and used are read by the counters: relaxed stores (core.h) */
 	vnic_ctr_add32(&pool->nfree, 1);
@@ -450,8 +455,8 @@ static uint8_t prot_flags(const struct vnic_pkt *pkt)
 	return f;
 }
 
-static void tx_desc_fill(union vnic_subcrq_entry *e, const struct drv_pool *pool, uint32_t idx,
-			 uint32_t corr, uint32_t len, uint8_t nent, uint8_t flags1, uint16_t mss)
+static void tx_desc_fill(union vnic_subcrq_entry *e, uint8_t map_id, uint64_t ioba, uint32_t corr,
+			 uint32_t len, uint8_t nent, uint8_t flags1, uint16_t mss)
 {
 	memset(e, 0, sizeof(*e));
 	e->tx.first = VNIC_SUBCRQ_VALID;
@@ -461,9 +466,9 @@ static void tx_desc_fill(union vnic_subcrq_entry *e, const struct drv_pool *pool
 	e->tx.flags1 = flags1;
 	vnic_be16_put(&e->tx.mss, mss);
 	vnic_be32_put(&e->tx.correlator, corr);
-	vnic_be16_put(&e->tx.dma_reg, pool_ltb(pool, idx)->map_id);
+	vnic_be16_put(&e->tx.dma_reg, map_id);
 	vnic_be32_put(&e->tx.sge_len, len);
-	vnic_be64_put(&e->tx.ioba, pool_ioba(pool, idx));
+	vnic_be64_put(&e->tx.ioba, ioba);
 }
 
 /* --- xmit ----------------------------------------------------------------------- */
@@ -544,6 +549,9 @@ struct tx_plan {
 	struct drv_pool *pool; /* the LTB the packet was copied into */
 	struct tx_slot *slot;
 	uint32_t idx, corr; /* its slot in pool, and the correlator naming it */
+	uint64_t ioba;	    /* where the device reads the packet, in map map_id */
+	uint8_t map_id;
+	bool mapped; /* tx-buf=map: ioba is in the host's buffer, held until completion */
 	uint32_t len;
 	uint32_t cookie; /* pkt->priv, kept for the host after the packet is freed */
 	uint8_t nent;	 /* sub-CRQ entries: the tx descriptor and the header ones */
@@ -634,7 +642,28 @@ static enum tx_drop tx_choose_path(struct vnic_drv *drv, struct drv_txq *txq, st
 }
 
 /*
- * A slot of the LTB (the TSO pool's for LSO), with the packet copied in.
+ * Where the host's pool holds pkt, if the pool is mapped (tx-buf=map): the
+ * buffer's LTB and the packet's ioba in it.
+ */
+static bool host_locate(const struct drv_hostmem *h, const struct vnic_pkt *pkt, struct tx_plan *p)
+{
+	const struct drv_ltb *l;
+	uint32_t idx = pkt->index;
+
+	if (pkt->pool != h->pool || idx >= h->count ||
+	    pkt->data < pkt->head || pkt->data + pkt->len > pkt->head + pkt->buf_size)
+		return false;
+	l = &h->ltb[idx / h->per_ltb];
+	if (vnic_unlikely(!l->map_id))
+		return false;
+	p->map_id = l->map_id;
+	p->ioba = l->ioba + (uint64_t)(idx % h->per_ltb) * h->stride + (uint64_t)(pkt->data - pkt->head);
+	return true;
+}
+
+/*
+ * A slot of the LTB (the TSO pool's for LSO), with the packet copied in,
+ * or with tx-buf=map a superpacket left where the host's pool holds it.
  * False when the ring has no room: the queue is stopped, what is batched
  * is sent, and the packet is still the caller's.
  */
@@ -663,6 +692,12 @@ static bool tx_reserve(struct drv_txq *txq, const struct vnic_pkt *pkt, struct t
 	vnic_ctr_sub32(&pool->nfree, 1);
 	p->slot = p->gso ? &txq->tso_slots[p->idx] : &txq->slots[p->idx];
 	p->corr = p->idx | (p->gso ? VNIC_TX_CORR_TSO : 0);
+	p->mapped = p->gso && txq->drv->cfg.tx_buf == VNIC_DRV_TXBUF_MAP &&
+		    host_locate(&txq->host, pkt, p);
+	if (p->mapped)
+		return true;
+	p->map_id = pool_ltb(pool, p->idx)->map_id;
+	p->ioba = pool_ioba(pool, p->idx);
 	memcpy(pool_addr(pool, p->idx), pkt->data, p->len);
 	return true;
 }
@@ -696,7 +731,7 @@ static const union vnic_subcrq_entry *tx_build(struct vnic_drv *drv, struct drv_
 		e = local;
 	else
 		e = &txq->ind[txq->ind_n];
-	tx_desc_fill(&e[0], p->pool, p->idx, p->corr, p->len, p->nent, flags1, mss);
+	tx_desc_fill(&e[0], p->map_id, p->ioba, p->corr, p->len, p->nent, flags1, mss);
 	if (p->hp.ndesc) {
 		uint64_t t0 = vnic_trace_begin(&vnic_drv_tp.hdr_build);
 
@@ -730,8 +765,14 @@ static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt
 	slot->in_use = true;
 	/* kept per slot: a change of mode meanwhile does not undo what the host was told */
 	slot->orphaned = txq->reclaim == VNIC_DRV_RECLAIM_ORPHAN;
-	/* The data is in the LTB: the packet goes back to the host's pool now. */
-	vnic_pkt_free(pkt);
+	if (p->mapped) {
+		/* the device reads the host's buffer: freed when the send completes */
+		slot->pkt = pkt;
+		vnic_ctr_inc(&txq->st.mapped_packets);
+	} else {
+		/* The data is in the LTB: the packet goes back to the host's pool now. */
+		vnic_pkt_free(pkt);
+	}
 
 	vnic_ctr_add32(&txq->used, p->nent);
 	if (txq->used + VNIC_MAX_TX_ELEMS > txq->entries || !txq->tso.nfree) {
@@ -834,6 +875,7 @@ static bool drv_tx_stopped(struct vnic_netdev *nd, unsigned int q)
 const struct vnic_netdev_ops vnic_drv_netdev_ops = {
 	.xmit = drv_xmit,
 	.tx_stopped = drv_tx_stopped,
+	.tx_pool = vnic_drv_tx_pool,
 };
 
 /* --- completion --------------------------------------------------------------------- */

@@ -165,6 +165,11 @@ void vnic_pkt_free(struct vnic_pkt *pkt);
 void vnic_pkt_free_list(struct vnic_pkt *head);
 /* Clears metadata and puts data back at the pool's headroom. */
 void vnic_pkt_reset(struct vnic_pkt *pkt);
+/*
+ * Bytes from one packet's buffer to the next in pool->mem (buf_size rounded
+ * up to the buffers' alignment): packet i's buffer is mem + i * stride.
+ */
+size_t vnic_pkt_pool_stride(const struct vnic_pkt_pool *pool);
 
 static inline uint32_t vnic_pkt_headroom(const struct vnic_pkt *pkt)
 {

@@ -39,6 +39,11 @@ static void pool_clear(struct vnic_pkt_pool *pool)
 }
 static_assert(sizeof(struct vnic_pkt_pool) == 48, "pool_clear clears every field");
 
+size_t vnic_pkt_pool_stride(const struct vnic_pkt_pool *pool)
+{
+	return ((size_t)pool->buf_size + PKT_BUF_ALIGN - 1) & ~(size_t)(PKT_BUF_ALIGN - 1);
+}
+
 int vnic_pkt_pool_init(struct vnic_pkt_pool *pool, uint32_t count, uint32_t buf_size,
 		       uint32_t headroom)
 {

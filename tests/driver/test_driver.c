@@ -969,6 +969,93 @@ static void test_gro_tcp_stream(void **state)
 	env_destroy(&e);
 }
 
+/* A superpacket of segs * 1460 bytes of flow f, from pool (the env's if NULL). */
+static struct vnic_pkt *gso_pkt(struct env *e, struct vnic_pkt_pool *pool,
+				struct vnic_pktgen_flow *f, uint32_t segs)
+{
+	struct vnic_pkt *p = pool ? vnic_pkt_alloc(pool) : env_pkt(e);
+	uint32_t len = segs * 1460;
+
+	assert_non_null(p);
+	assert_int_equal(vnic_pktgen_build_gso(p, f, f->seq - e->s[1].host.stream_isn, len, 1460), 0);
+	f->seq += len;
+	f->ip_id = (uint16_t)(f->ip_id + segs);
+	return p;
+}
+
+/*
+ * tx-buf=map: a superpacket from the registered pool goes from its own
+ * buffer and is the driver's until its completion; anything else is
+ * copied, and a close gives a held packet back.
+ */
+static void test_tx_buf_map(void **state)
+{
+	struct vnic_drv_config dc[2];
+	struct vnic_pktgen_flow f;
+	struct vnic_pkt_pool other;
+	struct vnic_netdev *nd;
+	struct vnic_pkt *p;
+	uint32_t nfree;
+	struct env e;
+
+	(void)state;
+	drv_cfgs(dc);
+	dc[0].tx_buf = VNIC_DRV_TXBUF_MAP;
+	dc[1].rx_entries = 256;
+	env_create(&e, 2, dc, NULL, NULL);
+	nd = vnic_drv_netdev(e.s[0].drv);
+	assert_int_equal(vnic_netdev_tx_pool(nd, 0, &e.v.pool), 0);
+	assert_int_equal(vnic_netdev_tx_pool(nd, VNIC_MAX_QUEUES, &e.v.pool), -EINVAL);
+	open_all(&e);
+	/* the device learns of maps at bring-up: too late now */
+	assert_int_equal(vnic_netdev_tx_pool(nd, 0, &e.v.pool), -EBUSY);
+	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_TCP);
+	e.s[1].host.stream = true;
+	e.s[1].host.stream_seed = f.seed;
+	e.s[1].host.stream_isn = f.seq;
+
+	nfree = e.v.pool.nfree;
+	assert_int_equal(env_xmit(&e, 0, 0, gso_pkt(&e, NULL, &f, 20), false), VNIC_TX_OK);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_mapped_packets"), 1);
+	/* held: the device has not read it yet */
+	assert_int_equal(e.v.pool.nfree, nfree - 1);
+	assert_true(env_run(&e));
+	assert_int_equal(e.v.pool.nfree, nfree);
+	assert_int_equal(e.s[0].host.tx_done_ok, 1);
+	assert_int_equal(e.s[1].host.rx_stream_bytes, 20 * 1460);
+	assert_int_equal(env_dev_ctr(&e, 0, "tx0_lso_segments"), 20);
+
+	/* a packet from a pool nobody registered is copied, and free at once */
+	assert_int_equal(vnic_pkt_pool_init(&other, 2, e.v.pool.buf_size, e.v.pool.headroom), 0);
+	assert_int_equal(env_xmit(&e, 0, 0, gso_pkt(&e, &other, &f, 10), false), VNIC_TX_OK);
+	assert_int_equal(other.nfree, 2);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_mapped_packets"), 1);
+	assert_true(env_run(&e));
+	vnic_pkt_pool_fini(&other);
+
+	/* copy again, live: the next superpacket is copied */
+	dc[0].tx_buf = VNIC_DRV_TXBUF_COPY;
+	assert_int_equal(vnic_drv_set_policies(e.s[0].drv, &dc[0], 0), 0);
+	assert_int_equal(env_xmit(&e, 0, 0, gso_pkt(&e, NULL, &f, 5), false), VNIC_TX_OK);
+	assert_int_equal(e.v.pool.nfree, nfree);
+	assert_true(env_run(&e));
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_mapped_packets"), 1);
+	assert_int_equal(e.s[1].host.rx_stream_bytes, 35 * 1460);
+	assert_int_equal(e.s[1].host.rx_stream_bad, 0);
+
+	/* map, batched and never sent: the close gives it back to the pool */
+	dc[0].tx_buf = VNIC_DRV_TXBUF_MAP;
+	assert_int_equal(vnic_drv_set_policies(e.s[0].drv, &dc[0], 0), 0);
+	p = gso_pkt(&e, NULL, &f, 4);
+	assert_int_equal(env_xmit(&e, 0, 0, p, true), VNIC_TX_OK);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_mapped_packets"), 2);
+	assert_int_equal(e.v.pool.nfree, nfree - 1);
+	close_all(&e);
+	assert_int_equal(e.v.pool.nfree, nfree);
+	assert_int_equal(e.s[0].host.tx_done_ok + e.s[0].host.tx_done_dropped, 4);
+	env_destroy(&e);
+}
+
 static void test_two_queues_rss(void **state)
 {
 	struct vnic_drv_config dc[2];
@@ -1191,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_bad_packets),
 		cmocka_unit_test(test_a_to_b_exact),
 		cmocka_unit_test(test_gro_tcp_stream),
+		cmocka_unit_test(test_tx_buf_map),
 		cmocka_unit_test(test_two_queues_rss),
 		cmocka_unit_test(test_close_inflight),
 		cmocka_unit_test(test_partner_reset),
