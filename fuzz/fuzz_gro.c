@@ -4,7 +4,7 @@
  *
  *	byte 0	   config: bits 0-1 receive buffer size (2 KiB, 9 KiB, 64 KiB,
  *		   or 2 KiB), bit 2 no agg_pool, bit 3 a small agg_pool (8
- *		   buffers, so it runs dry)
+ *		   buffers, so it runs dry), bit 4 fraglist (segments chained)
  *	then up to MAX_FRAMES records:
  *	  byte 0   flags: bits 0-1 ip_summed, bit 2 derive the frame from the
  *		   previous one (next TCP segment: seq advanced, IPv4 ID + 1;
@@ -19,7 +19,10 @@
  * all pools full again after the final flush, outputs == received - merged);
  * outputs lie inside their buffers; an output is either a packet that went in,
  * byte for byte, or a valid superpacket (IPv4 header checksum good, lengths
- * rewritten, vnic_gso_count agrees with gso_segs, checksum offsets inside).
+ * rewritten, vnic_gso_count agrees with gso_segs, checksum offsets inside);
+ * a fraglist aggregate's fragments are received packets, not free, inside
+ * their buffers, at most VNIC_GRO_MAX_FRAGS, adding up to frag_len, and the
+ * aggregate made whole passes the same checks.
  *
  * Links src/net only (no tests/support). Corpus: fuzz/corpus/gro/.
  */
@@ -42,7 +45,7 @@ enum {
 };
 
 static const uint32_t rx_bufs[3] = {2048, 9216, AGG_BUF};
-static struct vnic_pkt_pool rx_pools[3], agg_big, agg_small;
+static struct vnic_pkt_pool rx_pools[3], agg_big, agg_small, flat_pool;
 static bool ready;
 
 /*
@@ -72,7 +75,8 @@ static void setup_once(void)
 		if (vnic_pkt_pool_init(&rx_pools[i], MAX_FRAMES, rx_bufs[i], HEADROOM))
 			abort();
 	if (vnic_pkt_pool_init(&agg_big, AGG_BIG, AGG_BUF, HEADROOM) ||
-	    vnic_pkt_pool_init(&agg_small, AGG_SMALL, AGG_BUF, HEADROOM))
+	    vnic_pkt_pool_init(&agg_small, AGG_SMALL, AGG_BUF, HEADROOM) ||
+	    vnic_pkt_pool_init(&flat_pool, 1, AGG_BUF, HEADROOM))
 		abort();
 	ready = true;
 }
@@ -132,6 +136,42 @@ static void check_aggregate(struct vnic_pkt *pkt)
 	FZ_CHECK(vnic_csum_help(pkt) == 0);
 }
 
+/* A fraglist aggregate's fragments checked, and the whole of it copied into flat. */
+static struct vnic_pkt *flatten(const struct vnic_pkt *pkt)
+{
+	struct vnic_pkt *flat = vnic_pkt_alloc(&flat_pool);
+	uint32_t off = vnic_pkt_linear_len(pkt), n = 0;
+	uint8_t *data, *head;
+
+	FZ_CHECK(flat && pkt->len <= AGG_BUF - HEADROOM);
+	data = flat->data;
+	head = flat->head;
+	memcpy(data, pkt->data, off);
+	for (const struct vnic_pkt *f = pkt->frags; f; f = f->next) {
+		FZ_CHECK(rx_class(f) >= 0 && !is_free(f) && f->len > 0);
+		FZ_CHECK(f->data >= f->head && (size_t)(f->data - f->head) + f->len <= f->buf_size);
+		FZ_CHECK(off + f->len <= pkt->len && ++n <= VNIC_GRO_MAX_FRAGS);
+		memcpy(data + off, f->data, f->len);
+		off += f->len;
+	}
+	FZ_CHECK(off == pkt->len && off - vnic_pkt_linear_len(pkt) == pkt->frag_len);
+	/* the metadata too, in flat's own buffer */
+	{
+		struct vnic_pkt_pool *pool = flat->pool;
+		uint32_t index = flat->index, buf_size = flat->buf_size;
+
+		*flat = *pkt;
+		flat->data = data;
+		flat->head = head;
+		flat->pool = pool;
+		flat->index = index;
+		flat->buf_size = buf_size;
+		flat->next = flat->frags = flat->frags_tail = NULL;
+		flat->frag_len = 0;
+	}
+	return flat;
+}
+
 static void out(void *ctx, struct vnic_pkt *pkt)
 {
 	struct run *r = ctx;
@@ -139,8 +179,20 @@ static void out(void *ctx, struct vnic_pkt *pkt)
 
 	FZ_CHECK(c >= 0 || pkt->pool == &agg_big || pkt->pool == &agg_small);
 	FZ_CHECK(!is_free(pkt));
-	FZ_CHECK(pkt->data >= pkt->head && pkt->len <= pkt->buf_size &&
-		 (size_t)(pkt->data - pkt->head) + pkt->len <= pkt->buf_size);
+	FZ_CHECK(pkt->data >= pkt->head && vnic_pkt_linear_len(pkt) <= pkt->buf_size &&
+		 (size_t)(pkt->data - pkt->head) + vnic_pkt_linear_len(pkt) <= pkt->buf_size);
+	if (pkt->frags) {
+		struct vnic_pkt *flat = flatten(pkt);
+
+		FZ_CHECK(pkt->gso_segs > 1 && r->gro.fraglist);
+		check_aggregate(flat);
+		vnic_pkt_free(flat);
+		if (c >= 0)
+			track[c][pkt->index].in_gro = false;
+		r->outputs++;
+		vnic_pkt_free(pkt);
+		return;
+	}
 	/* Either the packet that went in, unchanged, or an aggregate. */
 	if (c < 0 || !track[c][pkt->index].in_gro || pkt->len != track[c][pkt->index].len ||
 	    digest(pkt->data, pkt->len) != track[c][pkt->index].digest) {
@@ -248,6 +300,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	agg = (data[0] & 4) ? NULL : (data[0] & 8) ? &agg_small : &agg_big;
 	memset(&r, 0, sizeof(r));
 	vnic_gro_init(&r.gro, agg, out, &r);
+	vnic_gro_set_fraglist(&r.gro, data[0] & 16);
 	prev_len = 0;
 	data++;
 	size--;

@@ -49,7 +49,8 @@ static void sink(void *ctx, struct vnic_pkt *pkt)
 	struct env *e = ctx;
 
 	assert_true(e->nout < MAX_OUT);
-	assert_true(pkt->data >= pkt->head && pkt->data + pkt->len <= pkt->head + pkt->buf_size);
+	assert_true(pkt->data >= pkt->head &&
+		    pkt->data + vnic_pkt_linear_len(pkt) <= pkt->head + pkt->buf_size);
 	e->out[e->nout++] = pkt;
 }
 
@@ -201,11 +202,26 @@ static void assert_unchanged(const struct vnic_pkt *p, struct snap *s)
 	s->bytes = NULL;
 }
 
+/* p's bytes, its fragments' included, compared with ref's flat bytes. */
+static void assert_same_bytes(const struct vnic_pkt *p, const uint8_t *ref, uint32_t len)
+{
+	uint32_t off = vnic_pkt_linear_len(p);
+	const struct vnic_pkt *f;
+
+	assert_int_equal(p->len, len);
+	assert_memory_equal(p->data, ref, off);
+	for (f = p->frags; f; f = f->next) {
+		assert_true(off + f->len <= len);
+		assert_memory_equal(f->data, ref + off, f->len);
+		off += f->len;
+	}
+	assert_int_equal(off, len);
+}
+
 /* GRO's aggregate equals the superpacket ref, bytes and metadata. */
 static void assert_same_super(const struct vnic_pkt *p, const struct vnic_pkt *ref)
 {
-	assert_int_equal(p->len, ref->len);
-	assert_memory_equal(p->data, ref->data, ref->len);
+	assert_same_bytes(p, ref->data, ref->len);
 	assert_int_equal(p->gso_type, ref->gso_type);
 	assert_int_equal(p->gso_size, ref->gso_size);
 	assert_int_equal(p->gso_segs, ref->gso_segs);
@@ -271,6 +287,71 @@ static void merge_n(void **state, bool v6, bool vlan, bool ts)
 static void test_merge_v4(void **state)
 {
 	merge_n(state, false, false, false);
+}
+
+/*
+ * Fraglist: the same aggregate, byte for byte, but its segments chained
+ * rather than copied: no agg_pool buffer, every segment's packet held
+ * until the aggregate is freed.
+ */
+static void merge_frags(void **state, bool v6)
+{
+	struct env *e = *state;
+	struct stream s, start;
+	uint32_t rx_free;
+	unsigned int nfrags = 0;
+
+	vnic_gro_set_fraglist(&e->gro, true);
+	stream_init(&s, v6);
+	start = s;
+	rx_free = e->rx.nfree;
+	assert_int_equal(rx(e, stream_seg(e, &s, MSS)), VNIC_GRO_HELD);
+	for (int i = 1; i < 5; i++)
+		assert_int_equal(rx(e, stream_seg(e, &s, MSS)), VNIC_GRO_MERGED);
+	assert_int_equal(e->agg.nfree, e->agg.count);
+	assert_int_equal(e->rx.nfree, rx_free - 5);
+	vnic_gro_flush(&e->gro);
+	assert_int_equal(e->nout, 1);
+	expect_super(e, 0, &start, 5 * MSS, MSS);
+	for (const struct vnic_pkt *f = e->out[0]->frags; f; f = f->next)
+		nfrags++;
+	assert_int_equal(nfrags, 4);
+	assert_int_equal(e->out[0]->frag_len, 4 * MSS);
+	assert_int_equal(e->gro.stats.merged, 4);
+	assert_int_equal(e->gro.stats.chained, 4);
+	/* one free gives every segment back */
+	vnic_pkt_free(e->out[0]);
+	e->nout = 0;
+	assert_int_equal(e->rx.nfree, rx_free);
+}
+
+static void test_merge_frags_v4(void **state)
+{
+	merge_frags(state, false);
+}
+
+static void test_merge_frags_v6(void **state)
+{
+	merge_frags(state, true);
+}
+
+/* An aggregate takes at most VNIC_GRO_MAX_FRAGS fragments: one writev's worth. */
+static void test_frags_capped(void **state)
+{
+	struct env *e = *state;
+	struct stream s, start;
+	const uint32_t small = 100;
+
+	vnic_gro_set_fraglist(&e->gro, true);
+	stream_init(&s, false);
+	start = s;
+	for (unsigned int i = 0; i < VNIC_GRO_MAX_FRAGS + 3; i++)
+		rx(e, stream_seg(e, &s, small));
+	vnic_gro_flush(&e->gro);
+	assert_int_equal(e->nout, 2);
+	assert_int_equal(e->out[0]->gso_segs, VNIC_GRO_MAX_FRAGS + 1);
+	expect_super(e, 0, &start, (VNIC_GRO_MAX_FRAGS + 1) * small, small);
+	assert_int_equal(e->out[1]->gso_segs, 2);
 }
 
 static void test_merge_v6(void **state)
@@ -1483,6 +1564,9 @@ int main(void)
 {
 	static const struct CMUnitTest fixed[] = {
 		cmocka_unit_test_setup_teardown(test_merge_v4, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_frags_v4, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_merge_frags_v6, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frags_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_v6, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_vlan_v4, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_merge_vlan_v6, setup, teardown),

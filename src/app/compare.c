@@ -53,6 +53,7 @@ static const struct cmp_path paths[] = {
 	{ "drop-missing-hdrs", { "dev:drop_missing_hdrs" }, { "drops for missing headers" } },
 	{ "no-tso", { "tx:lso_packets" }, { "LSO sends" } },
 	{ "tx-buf", { "tx:mapped_packets" }, { "superpackets sent from the host's buffer" } },
+	{ "rx-agg", { "rx:gro_chained" }, { "segments chained, not copied" } },
 };
 
 struct cmp_round {

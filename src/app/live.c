@@ -43,7 +43,7 @@ static const struct {
 	{ "tx-submit", HOW_POLICY },	{ "bql-complete", HOW_POLICY },
 	{ "tx-csum", HOW_POLICY },	{ "rx-deliver", HOW_POLICY },
 	{ "tx-reclaim", HOW_POLICY },	{ "reclaim-us", HOW_POLICY },
-	{ "tx-buf", HOW_POLICY },
+	{ "tx-buf", HOW_POLICY },	{ "rx-agg", HOW_POLICY },
 	{ "busy-poll", HOW_CPU },	{ "busy-poll-us", HOW_CPU },
 	{ "rate", HOW_CABLE },		{ "delay-us", HOW_CABLE },
 	{ "loss", HOW_CABLE },		{ "reorder", HOW_CABLE },
@@ -259,7 +259,7 @@ static bool policies_differ(const struct vnic_drv_config *a, const struct vnic_d
 	       a->tx_submit != b->tx_submit || a->bql_complete != b->bql_complete ||
 	       a->tx_csum != b->tx_csum || a->rx_deliver != b->rx_deliver ||
 	       a->tx_reclaim != b->tx_reclaim || a->reclaim_ns != b->reclaim_ns ||
-	       a->tx_buf != b->tx_buf;
+	       a->tx_buf != b->tx_buf || a->rx_agg != b->rx_agg;
 }
 
 static bool cable_differs(const struct vnic_cable_cfg *a, const struct vnic_cable_cfg *b)
@@ -313,6 +313,7 @@ static int apply(struct vnic_live *l, const struct vnic_topo_config *want, FILE 
 		cur->drv.tx_reclaim = want->drv.tx_reclaim;
 		cur->drv.reclaim_ns = want->drv.reclaim_ns;
 		cur->drv.tx_buf = want->drv.tx_buf;
+		cur->drv.rx_agg = want->drv.rx_agg;
 		fputs("ok: policies changed, live\n", f);
 	}
 	if (cur->busy_poll_ns != want->busy_poll_ns || cur->spin != want->spin) {

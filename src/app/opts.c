@@ -275,6 +275,7 @@ CHOICE(tx_csum, vnic_drv_tx_csum_name, enum vnic_drv_tx_csum, drv.tx_csum)
 CHOICE(rx_deliver, vnic_deliver_mode_name, enum vnic_deliver_mode, drv.rx_deliver)
 CHOICE(tx_reclaim, vnic_drv_tx_reclaim_name, enum vnic_drv_tx_reclaim, drv.tx_reclaim)
 CHOICE(tx_buf, vnic_drv_tx_buf_name, enum vnic_drv_tx_buf, drv.tx_buf)
+CHOICE(rx_agg, vnic_drv_rx_agg_name, enum vnic_drv_rx_agg, drv.rx_agg)
 CHOICE(hdr_mask, vnic_dev_hdr_mask_name, enum vnic_dev_hdr_mask, dev.hdr_mask)
 CHOICE(spin, vnic_cpu_spin_name, enum vnic_cpu_spin, spin)
 
@@ -345,6 +346,8 @@ static const struct topo_opt table[] = {
 	    10000000, 1000),
 	CHOOSE("tx-buf", "superpackets copied into the LTB, or sent from the host's buffer",
 	       VNIC_OPTG_POLICY, tx_buf),
+	CHOOSE("rx-agg", "GRO aggregates copied whole, or segments chained (a TAP host)",
+	       VNIC_OPTG_POLICY, rx_agg),
 	/* the device */
 	CHOOSE("hdr-mask", "headers the device asks for with checksum offload", VNIC_OPTG_DEVICE,
 	       hdr_mask),

@@ -625,6 +625,12 @@ struct vnic_host_ops {
 	void (*tx_done)(void *ctx, unsigned int queue, uint32_t cookie, uint32_t bytes, int status);
 	/* A stopped tx queue takes packets again. On the tx queue's cpu. */
 	void (*tx_wake)(void *ctx, unsigned int queue);
+	uint32_t features; /* VNIC_HOST_F_*: what the host can take in rx */
+};
+
+enum {
+	/* rx may hand up GRO aggregates whose payload is in fragments (vnic_pkt frags) */
+	VNIC_HOST_F_FRAGLIST = 1u << 0,
 };
 
 struct vnic_netdev;

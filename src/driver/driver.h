@@ -160,6 +160,17 @@ enum vnic_drv_tx_buf {
 	VNIC_DRV_TXBUF_MAP,
 };
 
+/*
+ * How GRO builds an aggregate: copying each merged segment's payload into
+ * one 64 KiB buffer, or chaining the segments as fragments (as Linux's GRO
+ * appends page fragments) for a host that takes them (VNIC_HOST_F_FRAGLIST:
+ * the TAP writes them with one writev); a host that does not gets copies.
+ */
+enum vnic_drv_rx_agg {
+	VNIC_DRV_AGG_COPY = 0,
+	VNIC_DRV_AGG_FRAGS,
+};
+
 const char *vnic_drv_rx_replenish_name(enum vnic_drv_rx_replenish v);
 int vnic_drv_rx_replenish_parse(const char *s, enum vnic_drv_rx_replenish *v);
 const char *vnic_drv_tx_hdr_build_name(enum vnic_drv_tx_hdr_build v);
@@ -174,10 +185,12 @@ const char *vnic_drv_tx_reclaim_name(enum vnic_drv_tx_reclaim v);
 int vnic_drv_tx_reclaim_parse(const char *s, enum vnic_drv_tx_reclaim *v);
 const char *vnic_drv_tx_buf_name(enum vnic_drv_tx_buf v);
 int vnic_drv_tx_buf_parse(const char *s, enum vnic_drv_tx_buf *v);
+const char *vnic_drv_rx_agg_name(enum vnic_drv_rx_agg v);
+int vnic_drv_rx_agg_parse(const char *s, enum vnic_drv_rx_agg *v);
 /*
  * Names: "low"/"always", "direct"/"copy", "auto"/"indirect",
  * "per-round"/"per-entry", "sw-direct"/"hw-headers"/"hw-noheaders",
- * "irq"/"lazy"/"napi"/"orphan", "copy"/"map". rx-deliver uses vnic_deliver_mode_name/parse
+ * "irq"/"lazy"/"napi"/"orphan", "copy"/"map", "copy"/"frags". rx-deliver uses vnic_deliver_mode_name/parse
  * of src/net ("list", "gro", "gro-list"). A value outside its enum is named
  * "unknown", so a caller may list every name by walking from 0 until then.
  * Parse: 0 or -EINVAL; *v untouched on error.
@@ -216,6 +229,7 @@ struct vnic_drv_config {
 	enum vnic_deliver_mode rx_deliver; /* default VNIC_DELIVER_GRO_LIST */
 	enum vnic_drv_tx_reclaim tx_reclaim;
 	enum vnic_drv_tx_buf tx_buf;
+	enum vnic_drv_rx_agg rx_agg;
 	/*
 	 * Resets (docs/ARCHITECTURE.md section 10). The tx watchdog: a tx queue
 	 * stopped (ring full, BQL, or the partner gone) with no completion and

@@ -81,6 +81,7 @@ POLICY(tx_reclaim,
        vnic_drv_tx_reclaim, [VNIC_DRV_RECLAIM_IRQ] = "irq", [VNIC_DRV_RECLAIM_LAZY] = "lazy",
        [VNIC_DRV_RECLAIM_NAPI] = "napi", [VNIC_DRV_RECLAIM_ORPHAN] = "orphan")
 POLICY(tx_buf, vnic_drv_tx_buf, [VNIC_DRV_TXBUF_COPY] = "copy", [VNIC_DRV_TXBUF_MAP] = "map")
+POLICY(rx_agg, vnic_drv_rx_agg, [VNIC_DRV_AGG_COPY] = "copy", [VNIC_DRV_AGG_FRAGS] = "frags")
 
 /* --- configuration -------------------------------------------------------------- */
 
@@ -109,6 +110,7 @@ void vnic_drv_config_default(struct vnic_drv_config *cfg)
 	cfg->rx_deliver = VNIC_DELIVER_GRO_LIST;
 	cfg->tx_reclaim = VNIC_DRV_RECLAIM_IRQ;
 	cfg->tx_buf = VNIC_DRV_TXBUF_COPY;
+	cfg->rx_agg = VNIC_DRV_AGG_COPY;
 	cfg->tx_timeout_ns = VNIC_DRV_DEFAULT_TX_TIMEOUT_NS;
 }
 
@@ -138,6 +140,7 @@ static int config_check(const struct vnic_drv_config *c)
 	    (unsigned int)c->tx_csum > VNIC_DRV_CSUM_HW_NOHEADERS ||
 	    (unsigned int)c->tx_reclaim > VNIC_DRV_RECLAIM_ORPHAN ||
 	    (unsigned int)c->tx_buf > VNIC_DRV_TXBUF_MAP ||
+	    (unsigned int)c->rx_agg > VNIC_DRV_AGG_FRAGS ||
 	    (unsigned int)c->rx_deliver > VNIC_DELIVER_GRO_LIST)
 		return -EINVAL;
 	return 0;
@@ -687,6 +690,7 @@ static void visit(const struct vnic_drv *drv, struct ctr_visit *v)
 		putq(v, "rx", q, "interrupts", vnic_ctr_read(&rxq->napi.stats.irqs));
 		putq(v, "rx", q, "gro_merged", vnic_ctr_read(&rxq->deliver.gro.stats.merged));
 		putq(v, "rx", q, "gro_held", vnic_ctr_read(&rxq->deliver.gro.stats.held));
+		putq(v, "rx", q, "gro_chained", vnic_ctr_read(&rxq->deliver.gro.stats.chained));
 		putq(v, "rx", q, "list_batches", vnic_ctr_read(&rxq->deliver.stats.batches));
 		putq(v, "rx", q, "delivered", vnic_ctr_read(&rxq->deliver.stats.packets));
 		putq(v, "rx", q, "posted", vnic_ctr_read32(&rxq->nposted));

@@ -572,6 +572,8 @@ void vnic_drv_pools_free(struct vnic_drv *drv);
  */
 typedef void (*drv_ltb_fn)(void *ctx, struct drv_ltb *ltb);
 unsigned int vnic_drv_ltbs(struct vnic_drv *drv, drv_ltb_fn fn, void *ctx);
+/* rx-agg=frags and a host that takes fragments: GRO chains (res.c). */
+bool vnic_drv_rx_fraglist(const struct vnic_drv *drv);
 /* netdev_ops.tx_pool: maps the host's pool for tx-buf=map (core.h). */
 int vnic_drv_tx_pool(struct vnic_netdev *nd, unsigned int q, const struct vnic_pkt_pool *pool);
 void vnic_drv_hostmem_unmap(struct vnic_drv *drv, struct drv_hostmem *h);

@@ -17,7 +17,7 @@
  *   bql-complete, reclaim-ns           the next completion round, the next
  *                                      lazy timer;
  *   rx-replenish                       the end of the next rx poll;
- *   rx-deliver                         at once: GRO and the list batch are
+ *   rx-deliver, rx-agg                 at once: GRO and the list batch are
  *                                      empty between polls, and are flushed
  *                                      once more before the switch;
  *   bql                                at once (vnic_txq_set_bql);
@@ -50,6 +50,7 @@ static int policies_check(const struct vnic_drv_config *c)
 	    (unsigned int)c->tx_csum > VNIC_DRV_CSUM_HW_NOHEADERS ||
 	    (unsigned int)c->tx_reclaim > VNIC_DRV_RECLAIM_ORPHAN ||
 	    (unsigned int)c->tx_buf > VNIC_DRV_TXBUF_MAP ||
+	    (unsigned int)c->rx_agg > VNIC_DRV_AGG_FRAGS ||
 	    (unsigned int)c->rx_deliver > VNIC_DELIVER_GRO_LIST)
 		return -EINVAL;
 	return 0;
@@ -66,6 +67,7 @@ static void policies_copy(struct vnic_drv_config *dst, const struct vnic_drv_con
 	dst->rx_deliver = src->rx_deliver;
 	dst->tx_reclaim = src->tx_reclaim;
 	dst->tx_buf = src->tx_buf;
+	dst->rx_agg = src->rx_agg;
 	dst->reclaim_ns = src->reclaim_ns ? src->reclaim_ns : VNIC_DRV_DEFAULT_RECLAIM_NS;
 	dst->bql = src->bql;
 }
@@ -117,6 +119,13 @@ static void apply(struct vnic_drv *drv, const struct vnic_drv_config *p)
 		for (i = 0; i < drv->qrx; i++)
 			if (drv->rxq[i].deliver.fn)
 				vnic_deliver_set_mode(&drv->rxq[i].deliver, p->rx_deliver);
+		changed = true;
+	}
+	if (c->rx_agg != p->rx_agg) {
+		vnic_ctr_store(&c->rx_agg, p->rx_agg);
+		for (i = 0; i < drv->qrx; i++)
+			if (drv->rxq[i].deliver.fn)
+				vnic_deliver_set_fraglist(&drv->rxq[i].deliver, vnic_drv_rx_fraglist(drv));
 		changed = true;
 	}
 	if (c->tx_reclaim != p->tx_reclaim) {
@@ -207,6 +216,7 @@ void vnic_drv_policies(const struct vnic_drv *drv, struct vnic_drv_config *out)
 	out->rx_deliver = vnic_ctr_load(&c->rx_deliver);
 	out->tx_reclaim = vnic_ctr_load(&c->tx_reclaim);
 	out->tx_buf = vnic_ctr_load(&c->tx_buf);
+	out->rx_agg = vnic_ctr_load(&c->rx_agg);
 	out->reclaim_ns = vnic_ctr_load(&c->reclaim_ns);
 	out->bql = vnic_ctr_load(&c->bql);
 }

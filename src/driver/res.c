@@ -344,8 +344,19 @@ static int rxq_pkt_pools(struct vnic_drv *drv, struct drv_rxq *rxq)
 	}
 	vnic_ctr_store(&rxq->pkt_pools, true);
 deliver:
-	return vnic_deliver_init(&rxq->deliver, drv->cfg.rx_deliver, drv->cfg.deliver_batch,
-				 &rxq->agg, rx_deliver_cb, rxq);
+	err = vnic_deliver_init(&rxq->deliver, drv->cfg.rx_deliver, drv->cfg.deliver_batch,
+				&rxq->agg, rx_deliver_cb, rxq);
+	if (!err)
+		vnic_deliver_set_fraglist(&rxq->deliver, vnic_drv_rx_fraglist(drv));
+	return err;
+}
+
+bool vnic_drv_rx_fraglist(const struct vnic_drv *drv)
+{
+	const struct vnic_host_ops *host = drv->netdev.host;
+
+	return drv->cfg.rx_agg == VNIC_DRV_AGG_FRAGS && host &&
+	       (host->features & VNIC_HOST_F_FRAGLIST);
 }
 
 static int rxq_pools(struct vnic_drv *drv, struct drv_rxq *rxq)

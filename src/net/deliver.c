@@ -121,6 +121,12 @@ int vnic_deliver_set_mode(struct vnic_deliver *d, enum vnic_deliver_mode mode)
 	return 0;
 }
 
+void vnic_deliver_set_fraglist(struct vnic_deliver *d, bool on)
+{
+	vnic_deliver_flush(d);
+	vnic_gro_set_fraglist(&d->gro, on);
+}
+
 static const char *const mode_names[] = {
 	[VNIC_DELIVER_LIST] = "list",
 	[VNIC_DELIVER_GRO] = "gro",

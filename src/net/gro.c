@@ -199,6 +199,49 @@ static struct vnic_pkt *make_room(struct vnic_gro *gro, struct vnic_pkt **slot, 
 	return vnic_pkt_tailroom(held) >= need ? held : NULL;
 }
 
+void vnic_gro_set_fraglist(struct vnic_gro *gro, bool on)
+{
+	vnic_gro_flush(gro);
+	gro->fraglist = on;
+}
+
+/*
+ * The segment's payload chained to held, which keeps its own buffer:
+ * nothing is copied, and max_frame bounds the aggregate as tailroom does
+ * for a copy.
+ */
+static bool chain(struct vnic_pkt *held, struct vnic_pkt *pkt, const struct vnic_gro_cb *cb,
+		  uint32_t max_frame)
+{
+	if (held->len + cb->payload_len > max_frame || held->gso_segs > VNIC_GRO_MAX_FRAGS)
+		return false;
+	pkt->data += cb->hdr_len;
+	pkt->len = cb->payload_len;
+	pkt->next = NULL;
+	if (held->frags_tail)
+		held->frags_tail->next = pkt;
+	else
+		held->frags = pkt;
+	held->frags_tail = pkt;
+	held->frag_len += cb->payload_len;
+	held->len += cb->payload_len;
+	return true;
+}
+
+/* The segment's payload copied to the end of held's buffer (made big enough first). */
+static struct vnic_pkt *append(struct vnic_gro *gro, struct vnic_pkt **slot, struct vnic_pkt *pkt,
+			       const struct vnic_gro_cb *cb, uint32_t max_frame)
+{
+	struct vnic_pkt *held = make_room(gro, slot, cb->payload_len, max_frame);
+
+	if (!held)
+		return NULL;
+	memcpy(held->data + held->len, pkt->data + cb->hdr_len, cb->payload_len);
+	held->len += cb->payload_len;
+	vnic_pkt_free(pkt);
+	return held;
+}
+
 enum vnic_gro_result vnic_gro_receive(struct vnic_gro *gro, struct vnic_pkt *pkt)
 {
 	struct vnic_gro_cb cb = {.kind = VNIC_GRO_KIND_OTHER};
@@ -227,16 +270,21 @@ enum vnic_gro_result vnic_gro_receive(struct vnic_gro *gro, struct vnic_pkt *pkt
 	}
 
 	if (i >= 0) {
+		uint32_t max_frame = cb.l3_off + proto->max_frame_l3;
+
 		held = NULL;
-		if (proto->can_merge(b->held[i], pkt, &cb))
-			held = make_room(gro, &b->held[i], cb.payload_len,
-					 cb.l3_off + proto->max_frame_l3);
+		if (proto->can_merge(b->held[i], pkt, &cb)) {
+			if (gro->fraglist && chain(b->held[i], pkt, &cb, max_frame)) {
+				held = b->held[i];
+				vnic_net_ctr_inc(&gro->stats.chained);
+			} else if (gro->fraglist)
+				held = NULL;
+			else
+				held = append(gro, &b->held[i], pkt, &cb, max_frame);
+		}
 		if (held) {
-			memcpy(held->data + held->len, pkt->data + cb.hdr_len, cb.payload_len);
-			held->len += cb.payload_len;
 			held->gso_segs++;
 			proto->merged(held, &cb);
-			vnic_pkt_free(pkt);
 			vnic_net_ctr_inc(&gro->stats.merged);
 			/* A short segment or PSH/FIN/... ends the aggregate. */
 			if (cb.final || cb.payload_len < held->gso_size)

@@ -31,6 +31,8 @@ enum vnic_net_limits {
 	VNIC_MAX_HDRS = 256,		/* L2+L3+L4 headers of one packet, at most */
 	VNIC_PKT_MAX_LEN = VNIC_GSO_MAX_PAYLOAD + VNIC_MAX_HDRS,
 	VNIC_GSO_MAX_SEGS = 1024,
+	/* fragments of a fraglist GRO aggregate: one writev takes them all */
+	VNIC_GRO_MAX_FRAGS = 64,
 	VNIC_GRO_BUCKETS = 8,		/* as Linux GRO_HASH_BUCKETS */
 	VNIC_GRO_MAX_HELD = 8,		/* per bucket, as Linux MAX_GRO_SKBS */
 	VNIC_GRO_MAX_SIZE = 65536,	/* aggregate length cap, as GRO_LEGACY_MAX_SIZE */
@@ -129,6 +131,16 @@ struct vnic_pkt {
 	uint32_t buf_size;
 	uint32_t index;		/* position in the pool */
 	uint64_t tstamp_ns;	/* owner's timestamp */
+	/*
+	 * A fraglist GRO aggregate (vnic_gro_init's fraglist): len counts
+	 * frag_len bytes that are not at data but in the payloads of the
+	 * merged segments, each a packet of its own chained from frags
+	 * through ->next (data at its payload, len its payload's length).
+	 * Only a host that asked for them (VNIC_HOST_F_FRAGLIST) sees one.
+	 */
+	struct vnic_pkt *frags;
+	struct vnic_pkt *frags_tail;
+	uint32_t frag_len;
 } __attribute__((aligned(64))); /* each packet starts its own cache line */
 
 enum {
@@ -159,7 +171,7 @@ void vnic_pkt_pool_fini(struct vnic_pkt_pool *pool);
 struct vnic_pkt *vnic_pkt_alloc(struct vnic_pkt_pool *pool);
 /* Allocates up to n; returns how many were put in pkts[]. */
 unsigned int vnic_pkt_alloc_bulk(struct vnic_pkt_pool *pool, struct vnic_pkt **pkts, unsigned int n);
-/* Returns a packet to its own pool. NULL is ignored. */
+/* Returns a packet, and the fragments it holds, to their own pools. NULL is ignored. */
 void vnic_pkt_free(struct vnic_pkt *pkt);
 /* Frees a whole list linked through ->next. */
 void vnic_pkt_free_list(struct vnic_pkt *head);
@@ -174,6 +186,12 @@ size_t vnic_pkt_pool_stride(const struct vnic_pkt_pool *pool);
 static inline uint32_t vnic_pkt_headroom(const struct vnic_pkt *pkt)
 {
 	return (uint32_t)(pkt->data - pkt->head);
+}
+
+/* Bytes at data: len less what is in fragments. */
+static inline uint32_t vnic_pkt_linear_len(const struct vnic_pkt *pkt)
+{
+	return pkt->len - pkt->frag_len;
 }
 
 static inline uint32_t vnic_pkt_tailroom(const struct vnic_pkt *pkt)
@@ -385,6 +403,7 @@ typedef void (*vnic_gro_out_fn)(void *ctx, struct vnic_pkt *pkt);
 struct vnic_gro_stats {
 	uint64_t received;	/* packets given to vnic_gro_receive */
 	uint64_t merged;	/* of those, appended to a held packet */
+	uint64_t chained;	/* of the merged, chained as a fragment (fraglist) */
 	uint64_t held;		/* started a new aggregate */
 	uint64_t normal;	/* passed through without being held */
 	uint64_t flushed;	/* aggregates (or single held) completed */
@@ -405,6 +424,7 @@ struct vnic_gro_bucket {
 struct vnic_gro {
 	struct vnic_gro_bucket buckets[VNIC_GRO_BUCKETS];
 	uint32_t nheld;
+	bool fraglist; /* merge by chaining segments (vnic_pkt frags), not copying */
 	struct vnic_pkt_pool *agg_pool;
 	vnic_gro_out_fn out;
 	void *out_ctx;
@@ -420,6 +440,14 @@ void vnic_gro_init(struct vnic_gro *gro, struct vnic_pkt_pool *agg_pool, vnic_gr
  * verified; NONE is verified in software and a bad one is passed through.
  */
 enum vnic_gro_result vnic_gro_receive(struct vnic_gro *gro, struct vnic_pkt *pkt);
+/*
+ * Fraglist on: a merged segment is not copied but chained to the held
+ * packet as a fragment (struct vnic_pkt frags), as Linux's GRO appends page
+ * fragments, so an aggregate costs no copy and no agg_pool buffer; whoever
+ * gets it must read the fragments (one writev). Off (the default after
+ * init): aggregates are one flat buffer. Between polls only (nothing held).
+ */
+void vnic_gro_set_fraglist(struct vnic_gro *gro, bool on);
 /*
  * Completes every held packet, oldest first. A completed aggregate of N > 1
  * segments carries gso_type (TCPV4/TCPV6, +ECN if CWR), gso_size = MSS,
@@ -473,6 +501,8 @@ void vnic_deliver_flush(struct vnic_deliver *d);
  * mode no longer in force. 0 or -EINVAL (mode unknown; nothing changed).
  */
 int vnic_deliver_set_mode(struct vnic_deliver *d, enum vnic_deliver_mode mode);
+/* GRO's fraglist (vnic_gro_set_fraglist), after a flush. */
+void vnic_deliver_set_fraglist(struct vnic_deliver *d, bool on);
 /* "list", "gro", "gro-list" ("unknown" out of range); parse returns -EINVAL for anything else. */
 const char *vnic_deliver_mode_name(enum vnic_deliver_mode mode);
 int vnic_deliver_mode_parse(const char *s, enum vnic_deliver_mode *mode);

@@ -116,6 +116,9 @@ void vnic_pkt_reset(struct vnic_pkt *pkt)
 	pkt->buf_size = buf_size;
 	pkt->index = index;
 	pkt->tstamp_ns = 0;
+	pkt->frags = NULL;
+	pkt->frags_tail = NULL;
+	pkt->frag_len = 0;
 }
 
 struct vnic_pkt *vnic_pkt_alloc(struct vnic_pkt_pool *pool)
@@ -158,6 +161,14 @@ void vnic_pkt_free(struct vnic_pkt *pkt)
 
 	if (!pkt)
 		return;
+	if (pkt->frags) {
+		struct vnic_pkt *f = pkt->frags;
+
+		pkt->frags = NULL;
+		pkt->frags_tail = NULL;
+		pkt->frag_len = 0;
+		vnic_pkt_free_list(f);
+	}
 	pool = pkt->pool;
 	nfree = pool->nfree;
 	/* A double free would corrupt the stack silently; catch it in debug builds. */

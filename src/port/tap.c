@@ -213,6 +213,11 @@ int vnic_tap_create(struct vnic_tap **out, struct vnic_netdev *dev, struct vnic_
 	if (!tap)
 		return -ENOMEM;
 	memset(tap, 0, sizeof(*tap));
+	tap->mirror_buf = malloc(VNIC_PKT_MAX_LEN);
+	if (!tap->mirror_buf) {
+		free(tap);
+		return -ENOMEM;
+	}
 	tap->dev = dev;
 	tap->pool = pool;
 	tap->cpu = vnic_netdev_tx_cpu(dev, 0);
@@ -256,6 +261,7 @@ int vnic_tap_create(struct vnic_tap **out, struct vnic_netdev *dev, struct vnic_
 err_close:
 	/* pollers added stay registered (core has no removal) but are never scheduled */
 	close_queues(tap);
+	free(tap->mirror_buf);
 	free(tap);
 	return err;
 }
@@ -352,6 +358,7 @@ void vnic_tap_destroy(struct vnic_tap *tap)
 	if (tap->dev->host == &vnic_tap_host_ops && tap->dev->host_ctx == tap)
 		vnic_netdev_attach(tap->dev, NULL, NULL);
 	close_queues(tap);
+	free(tap->mirror_buf);
 	free(tap);
 }
 

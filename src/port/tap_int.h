@@ -106,6 +106,8 @@ struct vnic_tap {
 	_Atomic unsigned int offloads; /* TUN_F_* in force */
 	_Atomic(vnic_tap_mirror_fn) mirror_fn;
 	_Atomic(void *) mirror_ctx;
+	/* a fraglist aggregate made whole for the mirror (the tap cpu's only) */
+	uint8_t *mirror_buf;
 	struct tap_queue q[VNIC_TAP_MAX_QUEUES];
 	struct tap_tx_stats tx[VNIC_TAP_MAX_QUEUES];
 	struct tap_out_stats out[VNIC_TAP_MAX_QUEUES];

@@ -24,11 +24,32 @@
 
 #include "tap_int.h"
 
+/* The mirror sees whole frames: a fraglist aggregate is made whole for it first. */
+static void mirror_frags(struct vnic_tap *tap, vnic_tap_mirror_fn fn, const struct vnic_pkt *pkt,
+			 int dir)
+{
+	uint32_t off = vnic_pkt_linear_len(pkt);
+	const struct vnic_pkt *f;
+
+	if (pkt->len > VNIC_PKT_MAX_LEN)
+		return;
+	memcpy(tap->mirror_buf, pkt->data, off);
+	for (f = pkt->frags; f && off + f->len <= pkt->len; f = f->next) {
+		memcpy(tap->mirror_buf + off, f->data, f->len);
+		off += f->len;
+	}
+	fn(atomic_load_explicit(&tap->mirror_ctx, memory_order_relaxed), tap->mirror_buf, off, dir);
+}
+
 static void mirror(struct vnic_tap *tap, const struct vnic_pkt *pkt, int dir)
 {
 	vnic_tap_mirror_fn fn = atomic_load_explicit(&tap->mirror_fn, memory_order_acquire);
 
-	if (vnic_unlikely(fn != NULL))
+	if (vnic_likely(fn == NULL))
+		return;
+	if (pkt->frags)
+		mirror_frags(tap, fn, pkt, dir);
+	else
 		fn(atomic_load_explicit(&tap->mirror_ctx, memory_order_relaxed), pkt->data,
 		   pkt->len, dir);
 }
@@ -328,24 +349,51 @@ static void tap_tx_done(void *ctx, unsigned int queue, uint32_t cookie, uint32_t
 		vnic_ctr_inc(&tap->tx[queue].done_dropped);
 }
 
+/*
+ * The frame's pieces after the vnet header: the packet, then a fraglist
+ * aggregate's fragments. Returns the iovecs used, 0 if they do not add up
+ * to len or do not fit.
+ */
+static int frame_iov(const struct vnic_pkt *pkt, struct iovec *iov, int max)
+{
+	const struct vnic_pkt *f;
+	uint32_t sum = vnic_pkt_linear_len(pkt);
+	int n = 1;
+
+	iov[0].iov_base = pkt->data;
+	iov[0].iov_len = sum;
+	for (f = pkt->frags; f; f = f->next) {
+		if (n == max)
+			return 0;
+		iov[n].iov_base = f->data;
+		iov[n++].iov_len = f->len;
+		sum += f->len;
+	}
+	return sum == pkt->len ? n : 0;
+}
+
 static void write_one(struct vnic_tap *tap, struct tap_out_stats *st, int fd, struct vnic_pkt *pkt)
 {
 	struct vnic_vnet_hdr vh;
-	struct iovec iov[2];
+	struct iovec iov[2 + VNIC_GRO_MAX_FRAGS];
 	ssize_t n;
+	int niov;
 
 	memset(&vh, 0, sizeof(vh));
 	if (tap->hdr_len && vnic_unlikely(vnic_vnet_build(pkt, &vh))) {
 		vnic_ctr_inc(&st->drop_bad_meta);
 		return;
 	}
+	niov = frame_iov(pkt, &iov[1], 1 + VNIC_GRO_MAX_FRAGS);
+	if (vnic_unlikely(!niov)) {
+		vnic_ctr_inc(&st->drop_bad_meta);
+		return;
+	}
 	mirror(tap, pkt, VNIC_TAP_DIR_OUT);
 	iov[0].iov_base = &vh;
 	iov[0].iov_len = tap->hdr_len;
-	iov[1].iov_base = pkt->data;
-	iov[1].iov_len = pkt->len;
 	do {
-		n = writev(fd, iov, 2);
+		n = writev(fd, iov, 1 + niov);
 	} while (n < 0 && errno == EINTR);
 	if (vnic_unlikely(n < 0)) {
 		/* the kernel's own receive would have dropped it too */
@@ -399,4 +447,6 @@ const struct vnic_host_ops vnic_tap_host_ops = {
 	.rx = tap_rx,
 	.tx_done = tap_tx_done,
 	.tx_wake = tap_tx_wake,
+	/* write_one takes a fraglist aggregate with one writev */
+	.features = VNIC_HOST_F_FRAGLIST,
 };

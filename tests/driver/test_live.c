@@ -296,6 +296,7 @@ static void set_policies(struct env *e, unsigned int side, const struct vnic_drv
 	assert_int_equal(now.rx_deliver, want->rx_deliver);
 	assert_int_equal(now.tx_reclaim, want->tx_reclaim);
 	assert_int_equal(now.tx_buf, want->tx_buf);
+	assert_int_equal(now.rx_agg, want->rx_agg);
 	assert_int_equal(now.bql, want->bql);
 }
 

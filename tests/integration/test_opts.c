@@ -470,13 +470,13 @@ static void test_by_name(void **state)
 
 	/* every choice is listed with its value, from the owners' name tables */
 	n = vnic_topo_policies(&c, kv, 16);
-	assert_int_equal(n, 10);
+	assert_int_equal(n, 11);
 	assert_string_equal(kv[0].key, "busy-poll");
 	assert_string_equal(kv[0].value, "adaptive");
 	assert_string_equal(kv[3].key, "tx-submit");
 	assert_string_equal(kv[3].value, "indirect");
 	n = vnic_topo_opt_names(1u << VNIC_OPTG_POLICY, names, 64);
-	assert_int_equal(n, 9);
+	assert_int_equal(n, 10);
 	n = vnic_topo_opt_names(VNIC_OPTG_ALL, names, 64);
 	assert_true(n > 25 && n <= VNIC_TOPO_OPTS_MAX);
 }

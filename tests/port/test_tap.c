@@ -624,6 +624,82 @@ static void test_delivery(void **state)
 	vnic_pkt_pool_fini(&rxp);
 }
 
+/* pkt's bytes from off on moved into fragments of n bytes each, from pool. */
+static void to_frags(struct vnic_pkt_pool *fp, struct vnic_pkt *pkt, uint32_t off, uint32_t n)
+{
+	uint32_t at;
+
+	for (at = off; at < pkt->len; at += n) {
+		struct vnic_pkt *f = vnic_pkt_alloc(fp);
+
+		assert_non_null(f);
+		memcpy(f->data, pkt->data + at, n);
+		f->len = n;
+		if (pkt->frags_tail)
+			pkt->frags_tail->next = f;
+		else
+			pkt->frags = f;
+		pkt->frags_tail = f;
+		pkt->frag_len += n;
+	}
+}
+
+/*
+ * A fraglist aggregate (rx-agg=frags) leaves in one writev, head and
+ * fragments in order; one whose fragments do not add up is dropped.
+ */
+static void test_delivery_frags(void **state)
+{
+	struct vnic_tap *tap = tap_over_fake(VNIC_NETIF_F_CSUM, NULL, 1);
+	struct mirror_count mc = {0};
+	struct vnic_pkt_pool rxp;
+	struct vnic_pkt *pkts[2];
+	struct sockaddr_in sin;
+	uint8_t buf[4096];
+	uint32_t hdrs;
+	int s, i, got;
+
+	(void)state;
+	assert_true(fk.dev.host->features & VNIC_HOST_F_FRAGLIST);
+	assert_int_equal(vnic_pkt_pool_init(&rxp, 16, VNIC_PKT_MAX_LEN + 256, 64), 0);
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(UDP_PORT + 1);
+	inet_pton(AF_INET, "10.7.0.1", &sin.sin_addr);
+	assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	vnic_tap_set_mirror(tap, count_mirror, &mc);
+
+	/* a USO aggregate of 3: headers and the first 400 bytes, then 2 fragments */
+	pkts[0] = to_tap(&rxp, 1200, 400, 7);
+	hdrs = pkts[0]->len - 1200;
+	to_frags(&rxp, pkts[0], hdrs + 400, 400);
+	/* the same, but the fragments hold less than len says */
+	pkts[1] = to_tap(&rxp, 1200, 400, 8);
+	to_frags(&rxp, pkts[1], hdrs + 400, 400);
+	pkts[1]->frag_len += 1;
+	pkts[1]->len += 1;
+	fk.dev.host->rx(fk.dev.host_ctx, 0, pkts, 2);
+	assert_int_equal(rxp.nfree, rxp.count); /* heads and fragments freed */
+
+	for (i = 0; i < 3; i++) {
+		struct pollfd p = {.fd = s, .events = POLLIN};
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		got = (int)recv(s, buf, sizeof(buf), 0);
+		assert_int_equal(got, 400);
+		assert_true(vnic_pktgen_verify(buf, (uint32_t)got, 7, (uint32_t)i * 400));
+	}
+	assert_int_equal(counter(tap, "out0_packets"), 1);
+	assert_int_equal(counter(tap, "out0_gso_packets"), 1);
+	assert_int_equal(counter(tap, "out0_drop_bad_meta"), 1);
+	assert_int_equal(mc.out, 1);
+	vnic_tap_set_mirror(tap, NULL, NULL);
+	close(s);
+	tap_over_fake_done(tap, 0);
+	vnic_pkt_pool_fini(&rxp);
+}
+
 /* ---- two queues ------------------------------------------------------------------ */
 
 static void test_two_queues_rss(void **state)
@@ -900,7 +976,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest unit[] = {
 		cmocka_unit_test(test_create_errors),	 cmocka_unit_test(test_read_offloads),
 		cmocka_unit_test(test_read_no_vnet_hdr), cmocka_unit_test(test_backpressure),
-		cmocka_unit_test(test_delivery),	 cmocka_unit_test(test_two_queues_rss),
+		cmocka_unit_test(test_delivery),	 cmocka_unit_test(test_delivery_frags),
+		cmocka_unit_test(test_two_queues_rss),
 	};
 	const struct CMUnitTest e2e[] = {
 		cmocka_unit_test(test_end_to_end),
