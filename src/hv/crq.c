@@ -68,14 +68,14 @@ void vnic_hv_crq_irq_enable(struct vnic_hv *hv, enum vnic_hv_side side, bool on)
 	if (!side_ok(side))
 		return;
 	if (on)
-		irq_arm(&hv->crq[side].irq_enabled);
+		irq_arm(hv->crq[side].armed);
 	else
-		irq_disarm(&hv->crq[side].irq_enabled);
+		irq_disarm(hv->crq[side].armed);
 }
 
 void vnic_hv_crq_set_open(struct vnic_hv *hv, bool open)
 {
-	atomic_store_explicit(&hv->open, open, memory_order_release);
+	atomic_store_explicit(hv->open, open, memory_order_release);
 }
 
 long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct vnic_crq *msg)
@@ -86,9 +86,10 @@ long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct v
 	uint8_t first;
 
 	charge(hv->cost.hcall_crq_ns);
-	if (!msg || !side_ok(from))
+	/* split: each process sends as its own side only */
+	if (!msg || !side_ok(from) || (hv->split && from != hv->split->side))
 		return crq_fail(hv, VNIC_H_PARAMETER);
-	if (!atomic_load_explicit(&hv->open, memory_order_acquire))
+	if (!atomic_load_explicit(hv->open, memory_order_acquire))
 		return crq_fail(hv, VNIC_H_CLOSED);
 	/* read once: what is checked is what gets published */
 	first = msg->first;
@@ -119,9 +120,12 @@ long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct v
 	ctr_add_shared(&hv->glob.send_crq, 1);
 
 	/* outside the lock: the handler may answer on this very ring */
-	if (irq_armed(&r->irq_enabled)) {
+	if (irq_armed(r->armed)) {
 		ctr_add_shared(&r->irqs, 1);
-		irq_call(hv, &r->irq_fn, &r->irq_ctx);
+		if (hv->split)
+			hv_shm_ring_bell(hv, 1, 1ull << SHM_BELL_CRQ);
+		else
+			irq_call(hv, &r->irq_fn, &r->irq_ctx);
 	} else {
 		ctr_add_shared(&r->irqs_masked, 1);
 	}
@@ -134,7 +138,7 @@ bool vnic_hv_crq_recv(struct vnic_hv *hv, enum vnic_hv_side side, struct vnic_cr
 	struct crq_ring *r;
 	uint8_t first;
 
-	if (!msg || !side_ok(side))
+	if (!msg || !side_ok(side) || (hv->split && side != hv->split->side))
 		return false;
 	r = &hv->crq[side];
 	slot = &r->msgs[r->cur];

@@ -17,6 +17,7 @@
  * only after its mapping is gone.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hv/hv_priv.h"
@@ -47,14 +48,19 @@ static void map_copy(struct dma_map *dst, const struct dma_map *src)
 
 /* --- seqlock --------------------------------------------------------------- */
 
-/* Reader: wait out a writer in progress; acquire orders the table reads after. */
-static uint32_t read_begin(const struct dma_table *t)
+/*
+ * Reader: wait out a writer in progress, at most spins times (split: the
+ * writer is the partner process, which could leave seq odd for ever; then
+ * the translation fails). Acquire orders the table reads after.
+ */
+static bool read_begin(const struct dma_table *t, uint32_t spins, uint32_t *s)
 {
-	uint32_t s;
-
-	while ((s = atomic_load_explicit(&t->seq, memory_order_acquire)) & 1)
+	while ((*s = atomic_load_explicit(&t->seq, memory_order_acquire)) & 1) {
+		if (!spins--)
+			return false;
 		vnic_cpu_relax();
-	return s;
+	}
+	return true;
 }
 
 /* Reader: the acquire fence keeps the table reads before the re-check of seq. */
@@ -64,7 +70,7 @@ static bool read_retry(const struct dma_table *t, uint32_t s)
 	return atomic_load_explicit(&t->seq, memory_order_relaxed) != s;
 }
 
-/* Writer (under t->lock): seq odd, then the release fence keeps edits after it. */
+/* Writer (under hv->dma_lock): seq odd, then the release fence keeps edits after it. */
 static void write_begin(struct dma_table *t)
 {
 	uint32_t s = atomic_load_explicit(&t->seq, memory_order_relaxed);
@@ -116,22 +122,40 @@ static bool lookup(const struct dma_table *t, uint64_t ioba, uint64_t len, uint6
 	return true;
 }
 
+/*
+ * split: addr is an offset the client wrote; it must leave [addr, addr +
+ * len) inside the DMA memory this process mapped. In-process dma_size is 0
+ * and addr an address.
+ */
+static bool in_pool(const struct vnic_hv *hv, uint64_t addr, uint64_t len)
+{
+	return !hv->dma_size || (addr <= hv->dma_size && len <= hv->dma_size - addr);
+}
+
 void *vnic_hv_dma_translate(struct vnic_hv *hv, uint64_t ioba, uint64_t len)
 {
-	const struct dma_table *t = &hv->dma;
+	const struct dma_table *t = hv->dma;
+	uint32_t s, tries = hv->dma_spins;
 	uint64_t addr = 0;
-	uint32_t s;
 	bool ok;
 
-	do {
-		s = read_begin(t);
+	for (;;) {
+		ok = read_begin(t, hv->dma_spins, &s);
+		if (!ok)
+			break;
 		ok = lookup(t, ioba, len, &addr);
-	} while (read_retry(t, s));
-	if (vnic_unlikely(!ok)) {
+		if (!read_retry(t, s))
+			break;
+		if (!--tries) {
+			ok = false;
+			break;
+		}
+	}
+	if (vnic_unlikely(!ok || !in_pool(hv, addr, len))) {
 		ctr_add_shared(&hv->glob.dma_bad_translation, 1);
 		return NULL;
 	}
-	return (void *)(uintptr_t)addr;
+	return (void *)(uintptr_t)(hv->dma_base + addr);
 }
 
 int vnic_hv_dma_read(struct vnic_hv *hv, uint64_t ioba, void *dst, uint64_t len)
@@ -193,23 +217,27 @@ static bool place(const struct dma_table *t, uint64_t size, uint64_t *ioba, uint
 
 int vnic_hv_dma_map(struct vnic_hv *hv, void *addr, uint64_t len, uint64_t *ioba)
 {
-	struct dma_table *t = &hv->dma;
+	struct dma_table *t = hv->dma;
+	uint64_t size, a = (uint64_t)(uintptr_t)addr;
 	struct dma_map m;
-	uint64_t size;
 	uint32_t idx, i;
 	int err = 0;
 
 	if (!addr || !ioba || !len || len > VNIC_IOBA_LIMIT - VNIC_HV_IOBA_BASE - DMA_GUARD)
 		return -EINVAL;
+	/* split: only the client maps, and only memory the server can see (vnic_hv_dma_alloc) */
+	if (hv->split && (hv->split->side != VNIC_HV_CLIENT || a < hv->dma_base ||
+			  !in_pool(hv, a - hv->dma_base, len)))
+		return -EINVAL;
 	size = page_round_up(len);
 
-	pthread_mutex_lock(&t->lock);
+	pthread_mutex_lock(&hv->dma_lock);
 	if (t->n == VNIC_HV_MAX_DMA_WINDOWS || !place(t, size, &m.ioba, &idx)) {
 		err = -ENOSPC;
 		goto out_unlock;
 	}
 	m.len = len;
-	m.addr = (uint64_t)(uintptr_t)addr;
+	m.addr = a - hv->dma_base;
 
 	write_begin(t);
 	for (i = t->n; i > idx; i--)
@@ -222,17 +250,19 @@ int vnic_hv_dma_map(struct vnic_hv *hv, void *addr, uint64_t len, uint64_t *ioba
 		t->next_ioba = m.ioba + size + DMA_GUARD;
 	*ioba = m.ioba;
 out_unlock:
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&hv->dma_lock);
 	return err;
 }
 
 int vnic_hv_dma_unmap(struct vnic_hv *hv, uint64_t ioba)
 {
-	struct dma_table *t = &hv->dma;
+	struct dma_table *t = hv->dma;
 	uint32_t i, j;
 	int err = -EINVAL;
 
-	pthread_mutex_lock(&t->lock);
+	if (hv->split && hv->split->side != VNIC_HV_CLIENT)
+		return -EINVAL;
+	pthread_mutex_lock(&hv->dma_lock);
 	for (i = 0; i < t->n; i++) {
 		if (t->maps[i].ioba != ioba)
 			continue;
@@ -244,6 +274,32 @@ int vnic_hv_dma_unmap(struct vnic_hv *hv, uint64_t ioba)
 		err = 0;
 		break;
 	}
-	pthread_mutex_unlock(&t->lock);
+	pthread_mutex_unlock(&hv->dma_lock);
 	return err;
+}
+
+/* In-process: the heap. Split: the client's shared DMA memory (shm.c). */
+void *vnic_hv_dma_alloc(struct vnic_hv *hv, size_t len)
+{
+	size_t sz = (size_t)page_round_up(len);
+	void *p;
+
+	if (!len)
+		return NULL;
+	if (hv->split)
+		return hv_shm_alloc(hv->split, sz);
+	p = aligned_alloc(VNIC_HV_DMA_PAGE, sz);
+	if (p)
+		memset(p, 0, sz);
+	return p;
+}
+
+void vnic_hv_dma_free(struct vnic_hv *hv, void *p)
+{
+	if (!p)
+		return;
+	if (hv->split)
+		hv_shm_free(hv->split, p);
+	else
+		free(p);
 }

@@ -13,17 +13,23 @@ static_assert(VNIC_HV_CRQ_ENTRIES * sizeof(struct vnic_crq) == VNIC_HV_DMA_PAGE,
 	      "a CRQ is one page (docs/PROTOCOL.md section 4)");
 static_assert((VNIC_HV_CRQ_ENTRIES & (VNIC_HV_CRQ_ENTRIES - 1)) == 0, "CRQ size: power of two");
 
-static int crq_ring_init(struct crq_ring *r)
+static int crq_ring_init(struct crq_ring *r, struct vnic_crq *shared, _Atomic uint32_t *armed)
 {
 	int err;
 
-	r->msgs = aligned_alloc(VNIC_HV_DMA_PAGE, VNIC_HV_CRQ_ENTRIES * sizeof(*r->msgs));
-	if (!r->msgs)
-		return -ENOMEM;
-	memset(r->msgs, 0, VNIC_HV_CRQ_ENTRIES * sizeof(*r->msgs));
+	r->own_msgs = !shared;
+	r->msgs = shared;
+	if (!r->msgs) {
+		r->msgs = aligned_alloc(VNIC_HV_DMA_PAGE, VNIC_HV_CRQ_ENTRIES * sizeof(*r->msgs));
+		if (!r->msgs)
+			return -ENOMEM;
+		memset(r->msgs, 0, VNIC_HV_CRQ_ENTRIES * sizeof(*r->msgs));
+	}
+	r->armed = armed ? armed : &r->irq_enabled;
 	err = pthread_mutex_init(&r->lock, NULL);
 	if (err) {
-		free(r->msgs);
+		if (r->own_msgs)
+			free(r->msgs);
 		return -err;
 	}
 	return 0;
@@ -32,10 +38,41 @@ static int crq_ring_init(struct crq_ring *r)
 static void crq_ring_fini(struct crq_ring *r)
 {
 	pthread_mutex_destroy(&r->lock);
-	free(r->msgs);
+	if (r->own_msgs)
+		free(r->msgs);
 }
 
-int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost)
+/* The CRQ ring messages to side land on: shared in split mode. */
+static int crq_init(struct vnic_hv *hv, enum vnic_hv_side side)
+{
+	struct hv_shm *shm = hv->split ? hv->split->shm : NULL;
+
+	return crq_ring_init(&hv->crq[side], shm ? shm->crq[side] : NULL,
+			     shm ? &shm->crq_armed[side].v : NULL);
+}
+
+/* Where the transport flag and the DMA table live, and how far a reader trusts them. */
+static void tables_init(struct vnic_hv *hv)
+{
+	struct hv_split *sp = hv->split;
+
+	if (!sp) {
+		hv->open = &hv->open_local;
+		atomic_init(&hv->open_local, 1);
+		hv->dma = &hv->dma_local;
+		hv->dma->next_ioba = VNIC_HV_IOBA_BASE;
+		hv->dma_spins = UINT32_MAX;
+		return;
+	}
+	hv->open = &sp->shm->open.v;
+	hv->dma = &sp->shm->dma;
+	hv->dma_base = (uint64_t)(uintptr_t)sp->pool;
+	hv->dma_size = sp->pool_size;
+	hv->dma_spins = SHM_DMA_SPINS;
+}
+
+int hv_create_on(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost,
+		 struct hv_split *split)
 {
 	struct vnic_hv *hv;
 	int err;
@@ -49,23 +86,23 @@ int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vn
 	hv->max_ind_descs = max_ind_descs;
 	if (cost)
 		hv->cost = *cost;
-	atomic_init(&hv->open, true);
+	hv->split = split;
+	tables_init(hv);
 	atomic_init(&hv->faults_on, false);
 	vnic_fault_cfg_default(&hv->fault);
 	atomic_init(&hv->fl.seed, hv->fault.seed);
 	hv->next_gen = 1;
-	hv->dma.next_ioba = VNIC_HV_IOBA_BASE;
 
 	err = -pthread_mutex_init(&hv->lock, NULL);
 	if (err)
 		goto err_free_hv;
-	err = -pthread_mutex_init(&hv->dma.lock, NULL);
+	err = -pthread_mutex_init(&hv->dma_lock, NULL);
 	if (err)
 		goto err_destroy_lock;
-	err = crq_ring_init(&hv->crq[VNIC_HV_CLIENT]);
+	err = crq_init(hv, VNIC_HV_CLIENT);
 	if (err)
 		goto err_destroy_dma_lock;
-	err = crq_ring_init(&hv->crq[VNIC_HV_SERVER]);
+	err = crq_init(hv, VNIC_HV_SERVER);
 	if (err)
 		goto err_fini_client_crq;
 	*out = hv;
@@ -74,12 +111,17 @@ int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vn
 err_fini_client_crq:
 	crq_ring_fini(&hv->crq[VNIC_HV_CLIENT]);
 err_destroy_dma_lock:
-	pthread_mutex_destroy(&hv->dma.lock);
+	pthread_mutex_destroy(&hv->dma_lock);
 err_destroy_lock:
 	pthread_mutex_destroy(&hv->lock);
 err_free_hv:
 	free(hv);
 	return err;
+}
+
+int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost)
+{
+	return hv_create_on(out, max_ind_descs, cost, NULL);
 }
 
 void vnic_hv_destroy(struct vnic_hv *hv)
@@ -91,13 +133,15 @@ void vnic_hv_destroy(struct vnic_hv *hv)
 	for (i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
 		struct vnic_subcrq *q = atomic_load(&hv->slots[i].q);
 
-		if (q)
+		if (q && !q->remote)
 			vnic_hv_free_subcrq(hv, q);
 	}
 	crq_ring_fini(&hv->crq[VNIC_HV_SERVER]);
 	crq_ring_fini(&hv->crq[VNIC_HV_CLIENT]);
-	pthread_mutex_destroy(&hv->dma.lock);
+	pthread_mutex_destroy(&hv->dma_lock);
 	pthread_mutex_destroy(&hv->lock);
+	if (hv->split)
+		hv_shm_release(hv->split);
 	free(hv);
 }
 
@@ -120,6 +164,9 @@ static void stats_add(struct vnic_hv_stats *dst, const struct vnic_hv_stats *src
 	dst->fault_ind_param += vnic_ctr_read(&src->fault_ind_param);
 	dst->fault_crq_lost += vnic_ctr_read(&src->fault_crq_lost);
 	dst->fault_crq_dup += vnic_ctr_read(&src->fault_crq_dup);
+	dst->split_bad_ring += vnic_ctr_read(&src->split_bad_ring);
+	dst->split_irq_spurious += vnic_ctr_read(&src->split_irq_spurious);
+	dst->split_doorbells += vnic_ctr_read(&src->split_doorbells);
 }
 
 /*

@@ -54,12 +54,16 @@ struct vnic_subcrq {
 	uint32_t size;			/* entries, power of two */
 	uint32_t handle;		/* what the partner passes to send_subcrq */
 	enum vnic_hv_side owner;	/* the side that consumes */
+	bool shared;			/* split: in memory the partner process maps */
 	/* consumer's cursor: owner's thread only */
 	uint32_t cur vnic_cacheline_aligned;
+	union vnic_subcrq_entry shadow;	/* split: the entry peek returned, copied */
 	/* producer's cursor: the hv, in the producer's thread */
 	uint32_t prod vnic_cacheline_aligned;
 	/* interrupt */
 	_Atomic uint32_t irq_enabled vnic_cacheline_aligned;
+	_Atomic uint32_t *armed;	/* &irq_enabled, or its shared word (split) */
+	bool remote;			/* split: the partner process consumes; a doorbell */
 	vnic_hv_irq_fn irq_fn;
 	void *irq_ctx;
 	uint64_t irqs;			/* delivered (raised while armed) */
@@ -85,6 +89,10 @@ struct vnic_hv_stats {
 	uint64_t fault_ind_param;	/* ind-param-above: indirect sends refused PARAMETER */
 	uint64_t fault_crq_lost;	/* crq-loss: messages accepted and never delivered */
 	uint64_t fault_crq_dup;		/* crq-dup: messages delivered twice */
+	/* split transport (shm.c): what the partner process wrote and we refused */
+	uint64_t split_bad_ring;	/* a ring record with an impossible size */
+	uint64_t split_irq_spurious;	/* a doorbell bit for no ring of ours */
+	uint64_t split_doorbells;	/* eventfd writes to the partner */
 };
 
 /* ---------------------------------------------------------------------------
@@ -191,6 +199,13 @@ int vnic_hv_dma_read(struct vnic_hv *hv, uint64_t ioba, void *dst, uint64_t len)
 int vnic_hv_dma_write(struct vnic_hv *hv, uint64_t ioba, const void *src, uint64_t len);
 /* Cost model: charge a DMA of len bytes (no-op when the cost is zero). */
 void vnic_hv_dma_charge(struct vnic_hv *hv, uint64_t len);
+/*
+ * Memory the client may map: page aligned and zeroed, from the heap, or in
+ * split mode from the memory the partner process maps (shm.c). NULL when
+ * there is none left. Control path.
+ */
+void *vnic_hv_dma_alloc(struct vnic_hv *hv, size_t len);
+void vnic_hv_dma_free(struct vnic_hv *hv, void *p);
 
 /* --- CRQ ----------------------------------------------------------------------
  * One ring per direction. send_crq from one side lands on the other side's
@@ -259,6 +274,60 @@ enum vnic_hv_dma_limits {
  * as vnic_subcrq_pending). Owner's thread only.
  */
 bool vnic_hv_crq_pending(struct vnic_hv *hv, enum vnic_hv_side side);
+
+/* --- Split transport (shm.c, remote.c; docs/ARCHITECTURE.md section 11) ------
+ * The driver's half of the hv in one process, the device's in another. What
+ * both map (a memfd): the CRQ pair, the sub-CRQ rings with their armed
+ * words, the DMA window's table and the doorbell bits; the client's DMA
+ * memory is a second memfd. An interrupt for the partner is a doorbell bit
+ * and an eventfd write. Every hcall above works unchanged on either side;
+ * each side calls only with from = its own side. Anything the partner wrote
+ * in shared memory is read once and checked.
+ */
+enum vnic_hv_split_limits {
+	VNIC_HV_SPLIT_POOL_DEFAULT = 1u << 30,	/* bytes of DMA memory (sparse) */
+	VNIC_HV_SPLIT_POOL_MAX = 1u << 31,
+};
+
+/* The descriptors of one split hv, in the order they cross the socket. */
+enum { VNIC_HV_SPLIT_FD_CTL, VNIC_HV_SPLIT_FD_POOL, VNIC_HV_SPLIT_FD_TO_SERVER,
+       VNIC_HV_SPLIT_FD_TO_CLIENT, VNIC_HV_SPLIT_FDS };
+
+/*
+ * Client: creates the shared regions (sealed memfds) and the two doorbell
+ * eventfds, maps them, and is the CLIENT half. pool_size: DMA memory, a
+ * page multiple up to VNIC_HV_SPLIT_POOL_MAX. 0 or -errno.
+ */
+int vnic_hv_create_split_client(struct vnic_hv **hv, uint32_t max_ind_descs,
+				const struct vnic_hv_cost *cost, uint64_t pool_size);
+/*
+ * Server: the SERVER half over what a client passed. Checks each fd (a
+ * memfd of the expected size sealed against shrinking, an eventfd) and the
+ * region's header. Takes the fds on success (and closes them on failure).
+ * 0, -EINVAL (not what was promised) or -errno.
+ */
+int vnic_hv_create_split_server(struct vnic_hv **hv, uint32_t max_ind_descs,
+				const struct vnic_hv_cost *cost, const int fds[VNIC_HV_SPLIT_FDS],
+				uint64_t pool_size);
+/* The fds to pass to the server (the hv keeps them); false for an in-process hv. */
+bool vnic_hv_split_fds(const struct vnic_hv *hv, int fds[VNIC_HV_SPLIT_FDS], uint64_t *pool_size);
+/*
+ * Before cpu starts: the doorbell poller on cpu, which runs the handlers of
+ * this side's rings when the partner rings. The side's owner code (its
+ * control poller, which frees rings) must run on the same cpu. 0 or -errno;
+ * 0 and nothing for an in-process hv.
+ */
+int vnic_hv_split_attach_cpu(struct vnic_hv *hv, struct vnic_cpu *cpu);
+/*
+ * remote.c: one hv's attach message on a unix stream socket, the fds in
+ * SCM_RIGHTS (docs/PROTOCOL.md section 13). Blocking; setup only.
+ * send: 0 or -errno. recv: the server half, made with
+ * vnic_hv_create_split_server; 0, -EPROTO (a malformed message: wrong
+ * magic, version, size or fd count), -ECONNRESET (EOF) or -errno.
+ */
+int vnic_hv_split_send(int sock, const struct vnic_hv *hv);
+int vnic_hv_split_recv(int sock, struct vnic_hv **hv, uint32_t max_ind_descs,
+		       const struct vnic_hv_cost *cost);
 
 /*
  * Notes on the contract above, as implemented:

@@ -18,6 +18,12 @@
  *                   faults_on switched by anyone, read by hcalls.
  *   fault rngs      a sub-CRQ's: its producer, which starts it over when
  *                   fl.gen moves; a CRQ ring's: under its lock.
+ *
+ * Split (shm.c): the same words, some of them in struct hv_shm, which both
+ * processes map. The single-writer rule holds across the processes: each
+ * word above has one writer, in one of them. What the partner writes is
+ * read once, then checked (remote rings: shm_ring_bind; the DMA table:
+ * dma.c's bounds on the offset; doorbell bits: shm_bell_poll).
  */
 #ifndef VNIC_HV_PRIV_H
 #define VNIC_HV_PRIV_H
@@ -110,10 +116,12 @@ static inline bool side_ok(enum vnic_hv_side side)
 /* One direction of the CRQ: messages *to* this side. */
 struct crq_ring {
 	struct vnic_crq *msgs;			/* VNIC_HV_CRQ_ENTRIES */
+	bool own_msgs;				/* allocated here, not shared */
 	pthread_mutex_t lock;			/* producers */
 	uint32_t prod;				/* under lock */
 	uint32_t cur vnic_cacheline_aligned;	/* consumer */
 	_Atomic uint32_t irq_enabled vnic_cacheline_aligned;
+	_Atomic uint32_t *armed;		/* &irq_enabled, or shared (split) */
 	vnic_hv_irq_fn irq_fn;
 	void *irq_ctx;
 	uint64_t irqs;
@@ -156,18 +164,93 @@ struct dma_map {
 	uint64_t addr;
 };
 
+/*
+ * addr is an address (in-process) or an offset into the client's DMA
+ * memory (split: the two processes map it at different addresses); the
+ * reader adds its dma_base. Shared in split mode, written by the client.
+ */
 struct dma_table {
 	_Atomic uint32_t seq;			/* odd while a writer changes maps */
 	uint32_t n;				/* maps in use, sorted by ioba */
 	uint64_t next_ioba;			/* bump pointer; writers only */
-	pthread_mutex_t lock;			/* writers */
 	struct dma_map maps[VNIC_HV_MAX_DMA_WINDOWS];
+};
+
+/* ---------------------------------------------------------------------------
+ * Split transport: the region both processes map (shm.c)
+ * ------------------------------------------------------------------------- */
+
+enum {
+	SHM_MAGIC = 0x766e6963,		/* "vnic" */
+	SHM_VERSION = 1,
+	/* the client's rings take the low half of the slots, the server's the high */
+	SHM_SLOTS_PER_SIDE = VNIC_HV_MAX_SUBCRQS / 2,
+	SHM_BELL_CRQ = 0,		/* bit of pending[side].w[1] */
+	/* a seqlock writer in the partner that stays odd this long is refused */
+	SHM_DMA_SPINS = 1 << 16,
+};
+
+/* A sub-CRQ as its owner announces it: entries before handle (release). */
+struct shm_ring {
+	_Atomic uint32_t handle;		/* 0: no ring */
+	_Atomic uint32_t entries;
+	_Atomic uint32_t armed;			/* the owner's interrupt arm */
+} vnic_cacheline_aligned;
+
+/* Doorbell bits of one consumer side: w[0] bit i is slot i, w[1] the CRQ. */
+struct shm_pending {
+	_Atomic uint64_t w[2];
+} vnic_cacheline_aligned;
+
+struct shm_line {
+	_Atomic uint32_t v;
+} vnic_cacheline_aligned;
+
+struct hv_shm {
+	uint32_t magic;				/* written by the client before attach */
+	uint32_t version;
+	struct shm_line open;			/* the transport (vnic_hv_crq_set_open) */
+	struct shm_line crq_armed[2];		/* by receiving side */
+	struct shm_pending pending[2];		/* by consumer side */
+	struct shm_ring ring[VNIC_HV_MAX_SUBCRQS];
+	struct dma_table dma;
+	struct vnic_crq crq[2][VNIC_HV_CRQ_ENTRIES] __attribute__((aligned(VNIC_HV_DMA_PAGE)));
+	union vnic_subcrq_entry rings[VNIC_HV_MAX_SUBCRQS][VNIC_HV_MAX_SUBCRQ_ENTRIES]
+		__attribute__((aligned(VNIC_HV_DMA_PAGE)));
+};
+
+/* The client's allocations in its DMA memory (vnic_hv_dma_alloc): sorted by offset. */
+struct shm_pool {
+	pthread_mutex_t lock;
+	uint32_t n;
+	struct {
+		uint64_t off;
+		uint64_t len;
+	} ext[VNIC_HV_MAX_DMA_WINDOWS];
+};
+
+/* This process's half of a split hv. */
+struct hv_split {
+	struct hv_shm *shm;			/* mapped ctl region */
+	uint8_t *pool;				/* mapped DMA memory */
+	uint64_t pool_size;
+	int fd[VNIC_HV_SPLIT_FDS];
+	enum vnic_hv_side side;			/* the side this process is */
+	struct vnic_poller bell;		/* the doorbell poller (its cpu's) */
+	struct vnic_hv *bell_hv;		/* the hv it rings for */
+	struct shm_pool alloc;			/* client only */
+	struct vnic_subcrq remote[VNIC_HV_MAX_SUBCRQS]; /* the partner's rings, as we send to them */
 };
 
 struct vnic_hv {
 	/* read by every hcall, written at create (open: by set_open) */
 	uint32_t max_ind_descs;
-	_Atomic bool open;
+	_Atomic uint32_t *open;			/* &open_local, or shared (split) */
+	struct dma_table *dma;			/* &dma_local, or shared (split) */
+	uint64_t dma_base;			/* added to a table's addr */
+	uint64_t dma_size;			/* split: addr + len must stay below; 0 in-process */
+	uint32_t dma_spins;			/* a reader waits out a writer this long */
+	struct hv_split *split;			/* NULL in-process */
 	_Atomic bool faults_on;			/* injection enabled and configured */
 	bool faults_set;			/* hcall or CRQ faults configured; under lock */
 	bool faults_want;			/* vnic_hv_faults_enable; under lock */
@@ -183,7 +266,9 @@ struct vnic_hv {
 	struct vnic_hv_stats retired;		/* counters of freed sub-CRQs */
 	struct crq_ring crq[2];			/* indexed by the receiving side */
 	struct subcrq_slot slots[VNIC_HV_MAX_SUBCRQS];
-	struct dma_table dma;
+	pthread_mutex_t dma_lock;		/* table writers */
+	struct dma_table dma_local;
+	_Atomic uint32_t open_local;
 };
 
 /*
@@ -218,6 +303,28 @@ static inline bool irq_armed(_Atomic uint32_t *enabled)
 	irq_store_load_fence();
 	return atomic_load_explicit(enabled, memory_order_acquire);
 }
+
+/* Any thread: a ring or CRQ of the partner process has work (shm.c). */
+void hv_shm_ring_bell(struct vnic_hv *hv, unsigned int word, uint64_t bit);
+/* The partner's ring behind slot idx now, bound if it changed; NULL if none (shm.c). */
+struct vnic_subcrq *hv_shm_remote(struct vnic_hv *hv, unsigned int idx, uint32_t handle);
+/* Whether slot idx belongs to this process (always, in-process). */
+static inline bool slot_local(const struct vnic_hv *hv, unsigned int idx)
+{
+	return !hv->split || (idx >= SHM_SLOTS_PER_SIDE) == (hv->split->side == VNIC_HV_SERVER);
+}
+/*
+ * hv.c: an hv over its tables: its own (split NULL) or the shared ones of
+ * split, which it owns from then on (released by vnic_hv_destroy through
+ * hv_shm_release). 0 or -errno; split is left to the caller on failure.
+ */
+int hv_create_on(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost,
+		 struct hv_split *split);
+/* shm.c: len (page multiple) of the client's DMA memory, zeroed; NULL if none is left. */
+void *hv_shm_alloc(struct hv_split *split, size_t len);
+void hv_shm_free(struct hv_split *split, void *p);
+/* shm.c: unmaps and closes what split holds, and frees it. */
+void hv_shm_release(struct hv_split *split);
 
 static inline void irq_call(struct vnic_hv *hv, vnic_hv_irq_fn *fn, void **ctx)
 {

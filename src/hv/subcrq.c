@@ -27,7 +27,7 @@ static long send_fail(struct vnic_hv *hv, long rc)
 
 static bool transport_open(struct vnic_hv *hv)
 {
-	return atomic_load_explicit(&hv->open, memory_order_acquire);
+	return atomic_load_explicit(hv->open, memory_order_acquire);
 }
 
 /*
@@ -42,7 +42,11 @@ static struct vnic_subcrq *slot_get(struct vnic_hv *hv, uint32_t handle, struct 
 	struct vnic_subcrq *q;
 
 	atomic_fetch_add_explicit(&slot->senders, 1, memory_order_seq_cst);
-	q = atomic_load_explicit(&slot->q, memory_order_seq_cst);
+	/* split: a ring of the partner process, as its shared record says now */
+	if (vnic_unlikely(!slot_local(hv, handle & SLOT_MASK)))
+		q = hv_shm_remote(hv, handle & SLOT_MASK, handle);
+	else
+		q = atomic_load_explicit(&slot->q, memory_order_seq_cst);
 	if (vnic_unlikely(!q || q->handle != handle)) {
 		atomic_fetch_sub_explicit(&slot->senders, 1, memory_order_release);
 		return NULL;
@@ -118,12 +122,18 @@ static long hcall_fault(struct vnic_hv *hv, struct subcrq_slot *slot, uint32_t h
 	return VNIC_H_SUCCESS;
 }
 
-/* The owner's interrupt, once per hcall whatever the number of entries. */
+/*
+ * The owner's interrupt, once per hcall whatever the number of entries; in
+ * the partner process, a doorbell (shm.c).
+ */
 static void raise_irq(struct vnic_hv *hv, struct vnic_subcrq *q)
 {
-	if (irq_armed(&q->irq_enabled)) {
+	if (irq_armed(q->armed)) {
 		vnic_ctr_add(&q->irqs, 1);
-		irq_call(hv, &q->irq_fn, &q->irq_ctx);
+		if (q->remote)
+			hv_shm_ring_bell(hv, 0, 1ull << (q->handle & SLOT_MASK));
+		else
+			irq_call(hv, &q->irq_fn, &q->irq_ctx);
 	} else {
 		vnic_ctr_add(&q->irqs_masked, 1);
 	}
@@ -141,7 +151,7 @@ int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t ent
 	int err;
 
 	if (!out || !side_ok(owner) || !entries || entries > VNIC_HV_MAX_SUBCRQ_ENTRIES ||
-	    (entries & (entries - 1)))
+	    (entries & (entries - 1)) || (hv->split && owner != hv->split->side))
 		return -EINVAL;
 
 	q = aligned_alloc(VNIC_CACHELINE, sizeof(*q));
@@ -150,19 +160,24 @@ int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t ent
 	memset(q, 0, sizeof(*q));
 	bytes = (size_t)entries * sizeof(*q->ring);
 	bytes = (bytes + VNIC_HV_DMA_PAGE - 1) & ~(size_t)(VNIC_HV_DMA_PAGE - 1);
-	q->ring = aligned_alloc(VNIC_HV_DMA_PAGE, bytes);
-	if (!q->ring) {
-		err = -ENOMEM;
-		goto err_free_q;
+	/* split: the ring is the slot's, in shared memory, set below */
+	if (!hv->split) {
+		q->ring = aligned_alloc(VNIC_HV_DMA_PAGE, bytes);
+		if (!q->ring) {
+			err = -ENOMEM;
+			goto err_free_q;
+		}
+		memset(q->ring, 0, bytes);
 	}
-	memset(q->ring, 0, bytes);
 	q->size = entries;
 	q->owner = owner;
 	atomic_init(&q->irq_enabled, 0);
+	q->armed = &q->irq_enabled;
 
 	pthread_mutex_lock(&hv->lock);
 	for (i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
-		if (!atomic_load_explicit(&hv->slots[i].q, memory_order_relaxed)) {
+		if (slot_local(hv, i) &&
+		    !atomic_load_explicit(&hv->slots[i].q, memory_order_relaxed)) {
 			slot = &hv->slots[i];
 			break;
 		}
@@ -181,14 +196,31 @@ int vnic_hv_reg_subcrq(struct vnic_hv *hv, enum vnic_hv_side owner, uint32_t ent
 	__atomic_store_n(&slot->indirect_max, 0, __ATOMIC_RELAXED);
 	vnic_fault_rng_init(&slot->rng, hv->fault.seed, fault_stream_ring(hv, q->handle));
 	slot->rng_gen = atomic_load_explicit(&hv->fl.gen, memory_order_relaxed);
+	if (hv->split) {
+		struct shm_ring *r = &hv->split->shm->ring[i];
+
+		q->ring = hv->split->shm->rings[i];
+		q->shared = true;
+		memset(q->ring, 0, bytes);
+		q->armed = &r->armed;
+		atomic_store_explicit(q->armed, 0, memory_order_relaxed);
+	}
 	atomic_store_explicit(&slot->q, q, memory_order_seq_cst);
+	if (hv->split) {
+		/* announced last: the partner binds a ring whose slots are all free */
+		atomic_store_explicit(&hv->split->shm->ring[i].entries, entries,
+				      memory_order_relaxed);
+		atomic_store_explicit(&hv->split->shm->ring[i].handle, q->handle,
+				      memory_order_release);
+	}
 	pthread_mutex_unlock(&hv->lock);
 	*out = q;
 	return 0;
 
 err_unlock:
 	pthread_mutex_unlock(&hv->lock);
-	free(q->ring);
+	if (!hv->split)
+		free(q->ring);
 err_free_q:
 	free(q);
 	return err;
@@ -198,7 +230,7 @@ int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q)
 {
 	struct subcrq_slot *slot;
 
-	if (!q)
+	if (!q || q->remote)
 		return -EINVAL;
 	slot = &hv->slots[q->handle & SLOT_MASK];
 	pthread_mutex_lock(&hv->lock);
@@ -206,6 +238,16 @@ int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q)
 		pthread_mutex_unlock(&hv->lock);
 		return -EINVAL;
 	}
+	/*
+	 * split: withdrawn from the partner first. A send of the partner that
+	 * read the record just before may still land in the ring; the next
+	 * ring in this slot starts zeroed, and an entry landing after that is
+	 * one more the consumer checks like any other (accepted race,
+	 * docs/ARCHITECTURE.md section 11).
+	 */
+	if (hv->split)
+		atomic_store_explicit(&hv->split->shm->ring[q->handle & SLOT_MASK].handle, 0,
+				      memory_order_release);
 	atomic_store_explicit(&slot->q, NULL, memory_order_seq_cst);
 	/* a send in flight finishes in a bounded number of steps */
 	while (atomic_load_explicit(&slot->senders, memory_order_seq_cst))
@@ -217,7 +259,8 @@ int vnic_hv_free_subcrq(struct vnic_hv *hv, struct vnic_subcrq *q)
 		hv->retired.indirect_max = vnic_ctr_read(&slot->indirect_max);
 	hv->retired.rc_busy += vnic_ctr_read(&q->full);
 	pthread_mutex_unlock(&hv->lock);
-	free(q->ring);
+	if (!hv->split)
+		free(q->ring);
 	free(q);
 	return 0;
 }
@@ -232,12 +275,12 @@ void vnic_hv_subcrq_set_irq(struct vnic_subcrq *q, vnic_hv_irq_fn fn, void *ctx)
 
 void vnic_hv_subcrq_irq_enable(struct vnic_subcrq *q)
 {
-	irq_arm(&q->irq_enabled);
+	irq_arm(q->armed);
 }
 
 void vnic_hv_subcrq_irq_disable(struct vnic_subcrq *q)
 {
-	irq_disarm(&q->irq_enabled);
+	irq_disarm(q->armed);
 }
 
 /* --- hcalls (datapath, the producer's thread) ------------------------------------ */
@@ -250,7 +293,7 @@ long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t ha
 	uint8_t first;
 
 	charge(hv->cost.hcall_direct_ns);
-	if (vnic_unlikely(!entry || !side_ok(from)))
+	if (vnic_unlikely(!entry || !side_ok(from) || (hv->split && from != hv->split->side)))
 		return send_fail(hv, VNIC_H_PARAMETER);
 	if (vnic_unlikely(!transport_open(hv)))
 		return send_fail(hv, VNIC_H_CLOSED);
@@ -300,7 +343,7 @@ long vnic_hv_send_subcrq_indirect(struct vnic_hv *hv, enum vnic_hv_side from, ui
 	uint32_t i, mask;
 
 	charge(hv->cost.hcall_indirect_ns);
-	if (vnic_unlikely(!side_ok(from)))
+	if (vnic_unlikely(!side_ok(from) || (hv->split && from != hv->split->side)))
 		return send_fail(hv, VNIC_H_PARAMETER);
 	if (vnic_unlikely(!transport_open(hv)))
 		return send_fail(hv, VNIC_H_CLOSED);
@@ -367,11 +410,23 @@ err_parameter:
 
 /* --- consumer helpers (the owner's thread) ------------------------------------------ */
 
+/*
+ * split: the ring is shared with the partner process, which could rewrite
+ * an entry while the owner reads it; the owner gets its own copy, taken
+ * once, so what it checks is what it uses.
+ */
 const union vnic_subcrq_entry *vnic_subcrq_peek(struct vnic_subcrq *q)
 {
 	union vnic_subcrq_entry *e = &q->ring[q->cur];
+	uint8_t first = ring_first_acquire(&e->first);
 
-	return ring_first_acquire(&e->first) & VNIC_SUBCRQ_VALID ? e : NULL;
+	if (!(first & VNIC_SUBCRQ_VALID))
+		return NULL;
+	if (!q->shared)
+		return e;
+	memcpy(q->shadow.raw + 1, e->raw + 1, sizeof(*e) - 1);
+	q->shadow.first = first;
+	return &q->shadow;
 }
 
 void vnic_subcrq_consume(struct vnic_subcrq *q)
