@@ -36,16 +36,6 @@ static uint32_t pow2_at_least(uint32_t v)
 	return p;
 }
 
-static void *page_alloc(size_t len)
-{
-	size_t sz = (len + VNIC_HV_DMA_PAGE - 1) & ~(size_t)(VNIC_HV_DMA_PAGE - 1);
-	void *p = aligned_alloc(VNIC_HV_DMA_PAGE, sz);
-
-	if (p)
-		memset(p, 0, sz);
-	return p;
-}
-
 /* --- rings and indirect arrays (create) ----------------------------------- */
 
 static int ind_alloc(struct vnic_drv *drv, union vnic_subcrq_entry **ind, uint64_t *ioba)
@@ -53,12 +43,12 @@ static int ind_alloc(struct vnic_drv *drv, union vnic_subcrq_entry **ind, uint64
 	size_t len = VNIC_MAX_IND_DESCS * sizeof(**ind);
 	int err;
 
-	*ind = page_alloc(len);
+	*ind = vnic_hv_dma_alloc(drv->hv, len);
 	if (!*ind)
 		return -ENOMEM;
 	err = vnic_hv_dma_map(drv->hv, *ind, len, ioba);
 	if (err) {
-		free(*ind);
+		vnic_hv_dma_free(drv->hv, *ind);
 		*ind = NULL;
 	}
 	return err;
@@ -69,7 +59,7 @@ static void ind_free(struct vnic_drv *drv, union vnic_subcrq_entry **ind, uint64
 	if (!*ind)
 		return;
 	vnic_hv_dma_unmap(drv->hv, ioba);
-	free(*ind);
+	vnic_hv_dma_free(drv->hv, *ind);
 	*ind = NULL;
 }
 
@@ -87,12 +77,12 @@ int vnic_drv_res_create(struct vnic_drv *drv)
 
 	drv->txc_size = txc;
 	drv->rxc_size = rxc;
-	drv->ctl = page_alloc(CTL_PAGE);
+	drv->ctl = vnic_hv_dma_alloc(drv->hv, CTL_PAGE);
 	if (!drv->ctl)
 		return -ENOMEM;
 	err = vnic_hv_dma_map(drv->hv, drv->ctl, CTL_PAGE, &drv->ctl_ioba);
 	if (err) {
-		free(drv->ctl);
+		vnic_hv_dma_free(drv->hv, drv->ctl);
 		drv->ctl = NULL;
 		return err;
 	}
@@ -151,7 +141,7 @@ void vnic_drv_res_destroy(struct vnic_drv *drv)
 	}
 	if (drv->ctl) {
 		vnic_hv_dma_unmap(drv->hv, drv->ctl_ioba);
-		free(drv->ctl);
+		vnic_hv_dma_free(drv->hv, drv->ctl);
 		drv->ctl = NULL;
 	}
 }
@@ -184,7 +174,7 @@ static void pool_free(struct vnic_drv *drv, struct drv_pool *p)
 
 		if (l->dma_mapped)
 			vnic_hv_dma_unmap(drv->hv, l->ioba);
-		free(l->mem);
+		vnic_hv_dma_free(drv->hv, l->mem);
 	}
 	free(p->ltb);
 	free(p->free_map);
@@ -225,7 +215,7 @@ static int pool_init(struct vnic_drv *drv, struct drv_pool *p, uint32_t count, u
 		uint32_t n = left < p->per_ltb ? left : p->per_ltb;
 
 		l->len = (uint64_t)n * buf_size;
-		l->mem = page_alloc(l->len);
+		l->mem = vnic_hv_dma_alloc(drv->hv, l->len);
 		if (!l->mem)
 			goto err_free;
 		err = vnic_hv_dma_map(drv->hv, l->mem, l->len, &l->ioba);
