@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "core/core.h"
@@ -68,6 +69,19 @@ struct vnic_topo_config {
 	 * both drivers are open (vnic_topo_start) to the stop (vnic_topo_stop).
 	 */
 	struct vnic_fault_cfg fault;
+	/*
+	 * --split: the devices and the cable in a server process of their own
+	 * (server.c), the drivers and hosts here; the hvs between them are
+	 * split (src/hv/shm.c, docs/ARCHITECTURE.md section 11).
+	 */
+	bool split;
+};
+
+/* The client's end of a split run's server process (server.c). */
+struct vnic_split {
+	int sock;			/* -1: none */
+	pid_t pid;
+	pthread_mutex_t lock;		/* one request at a time on sock */
 };
 
 struct vnic_topo {
@@ -78,6 +92,7 @@ struct vnic_topo {
 	struct vnic_drv *drv[VNIC_TOPO_SIDES];
 	struct vnic_pkt_pool host_pool[VNIC_TOPO_SIDES];
 	struct vnic_topo_config cfg;
+	struct vnic_split split;	/* cfg.split only */
 	bool started;
 };
 
@@ -113,6 +128,43 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 				unsigned int max);
 /* One counter by its prefixed name; 0 if absent. */
 uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name);
+/* One direction's cable counters, wherever the cable is (split: asked of the server). 0. */
+int vnic_topo_cable_stats(const struct vnic_topo *t, unsigned int dir,
+			  struct vnic_cable_stats *cs);
+/*
+ * One object's counters appended to out[at..max) under prefix (the cable's:
+ * "cable.ab_" or "cable.ba_"); returns the new total, which may pass max
+ * (what does not fit is left out). Any thread.
+ */
+unsigned int vnic_counters_drv(const struct vnic_drv *drv, const char *prefix,
+			       struct vnic_counter *out, unsigned int max, unsigned int at);
+unsigned int vnic_counters_dev(const struct vnic_dev *dev, const char *prefix,
+			       struct vnic_counter *out, unsigned int max, unsigned int at);
+unsigned int vnic_counters_hv(const struct vnic_hv *hv, const char *prefix,
+			      struct vnic_counter *out, unsigned int max, unsigned int at);
+unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int dir,
+				 struct vnic_counter *out, unsigned int max, unsigned int at);
+unsigned int vnic_counters_cpu(const struct vnic_cpu *cpu, const char *prefix,
+			       struct vnic_counter *out, unsigned int max, unsigned int at);
+
+/* ---------------------------------------------------------------------------
+ * The server process of a split run (server.c, docs/PROTOCOL.md section 13)
+ * ------------------------------------------------------------------------- */
+
+/*
+ * Forks the server process on a socketpair, before the client creates
+ * anything else; the child serves cfg's devices and cable and exits. 0 or
+ * -errno.
+ */
+int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg);
+/* The server's side: attach, build, serve until STOP or EOF. 0 or -errno. */
+int vnic_split_serve(int sock, const struct vnic_topo_config *cfg);
+/* Attaches both sides' client hvs; 0 once the server runs its devices, or -errno. */
+int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_SIDES]);
+/* The server's counters into out (at most max); how many, or -errno. Any thread. */
+int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max);
+/* Asks the server to stop and reaps it. 0, or -errno (-EIO: it exited in error). */
+int vnic_split_stop(struct vnic_split *c);
 
 /* ---------------------------------------------------------------------------
  * The option table (opts.c): every option that describes the vNIC pair (its

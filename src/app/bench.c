@@ -21,7 +21,7 @@
 enum {
 	OPT_SESSIONS = 256, OPT_FLOWS, OPT_SIZE, OPT_REQ_SIZE, OPT_RESP_SIZE, OPT_DURATION,
 	OPT_IPV6, OPT_NO_CSUM, OPT_TSQ, OPT_WINDOW, OPT_TRACE, OPT_REPEAT, OPT_COMPARE,
-	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES,
+	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES, OPT_SPLIT,
 	OPT_PCAP, /* then the other pcap options, in vnic_arg_pcap's order */
 	OPT_PCAP_END = OPT_PCAP + VNIC_PCAP_OPTS,
 };
@@ -36,6 +36,7 @@ static const struct option own_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "ipv6", no_argument, NULL, OPT_IPV6 },
 	{ "no-csum", no_argument, NULL, OPT_NO_CSUM },
+	{ "split", no_argument, NULL, OPT_SPLIT },
 	{ "tsq-bytes", required_argument, NULL, OPT_TSQ },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "trace", no_argument, NULL, OPT_TRACE },
@@ -69,7 +70,9 @@ static void usage(FILE *f)
 	      "  --ipv6              IPv6 instead of IPv4\n"
 	      "  --tsq-bytes N       per-flow bytes between xmit and tx completion (262144)\n"
 	      "  --window N          per-connection window (1048576)\n"
-	      "  --no-csum           the host sends complete checksums\n",
+	      "  --no-csum           the host sends complete checksums\n"
+	      "  --split             the devices and the cable in a server process of their\n"
+	      "                      own: the hcalls cross shared memory and eventfds\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 	fputs("comparisons (docs/BENCHMARKS.md, \"Comparing policies\"):\n"
@@ -143,6 +146,9 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	case OPT_NO_CSUM:
 		o->rr.tcp.no_csum_offload = o->st.tcp.no_csum_offload = true;
+		break;
+	case OPT_SPLIT:
+		o->topo.split = true;
 		break;
 	case OPT_TSQ:
 		err = vnic_arg_u32("--tsq-bytes", a, 1, 1u << 30, &o->st.tcp.tsq_bytes);
@@ -233,6 +239,12 @@ static int settle(struct vnic_bench_opts *o, bool sample_ms_set, bool duration_s
 	}
 	if (vnic_pcap_opts_check("vnic bench", &o->pcap))
 		return -EINVAL;
+	if (o->topo.split && (o->trace || o->sample_ms || o->pcap.path)) {
+		fputs("vnic bench: --trace, --sample-ms, --samples and --pcap look into the "
+		      "devices, which --split puts in another process\n",
+		      stderr);
+		return -EINVAL;
+	}
 	return vnic_opts_check_ctl("vnic bench", o->ctl_name, o->ctl);
 }
 

@@ -237,6 +237,11 @@ static int check_pairs(const struct vnic_live *l, char **keys, char **vals, int 
 				keys[i], keys[i], vals[i]);
 			return -EINVAL;
 		}
+		if ((how == HOW_CABLE || how == HOW_DEVICE || how == HOW_FAULT) && !l->dev[0]) {
+			fprintf(f, "error: %s lives in the server process (--split): restart "
+				   "with --%s %s\n", keys[i], keys[i], vals[i]);
+			return -EINVAL;
+		}
 		if (how == HOW_CABLE && !l->cable) {
 			fprintf(f, "error: %s shapes the cable, and this instance has none "
 				   "(--backing or --wire)\n", keys[i]);

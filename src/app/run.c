@@ -80,7 +80,7 @@ static uint64_t wire_frames(const struct vnic_topo *t)
 	uint64_t n = 0;
 
 	for (unsigned int dir = 0; dir < 2; dir++) {
-		vnic_cable_stats(t->cable, dir, &cs);
+		vnic_topo_cable_stats(t, dir, &cs);
 		n += cs.tx_frames;
 	}
 	return n;
@@ -94,7 +94,7 @@ static bool tx_rings_idle(const struct vnic_topo *t)
 	uint64_t used;
 
 	for (unsigned int dir = 0; dir < 2; dir++) {
-		vnic_cable_stats(t->cable, dir, &cs);
+		vnic_topo_cable_stats(t, dir, &cs);
 		if (cs.rx_frames != cs.tx_frames)
 			return false;
 	}

@@ -57,9 +57,50 @@ static struct vnic_cpu *side_cpu(struct vnic_topo *t, unsigned int s)
 	return &t->cpu[t->cfg.threads == 1 ? 0 : s];
 }
 
-static int create_side(struct vnic_topo *t, unsigned int s)
+/* The driver's side of the vNIC and its host's pool: the same in both layouts. */
+static int create_drv(struct vnic_topo *t, unsigned int s)
 {
 	struct vnic_drv_config dcfg = t->cfg.drv;
+	int err;
+
+	dcfg.cpu = side_cpu(t, s);
+	dcfg.name = s ? "vnic-b" : "vnic-a";
+	dcfg.mac[5] = (uint8_t)(0x10 + s);
+	err = vnic_drv_create(&t->drv[s], t->hv[s], &dcfg);
+	if (err)
+		return err;
+	err = vnic_pkt_pool_init(&t->host_pool[s], t->cfg.host_pkts, t->cfg.host_buf_size, 128);
+	if (err)
+		return err;
+	/*
+	 * split: the host's pool is this process's heap, which the server does
+	 * not map; not offered, so --tx-buf map copies as the default does.
+	 */
+	if (t->cfg.split)
+		return 0;
+	return vnic_topo_tx_pools(vnic_drv_netdev(t->drv[s]), &t->host_pool[s]);
+}
+
+/*
+ * split: the client's half of side s's hv, its doorbells on the side's cpu;
+ * the device is the server process's (server.c).
+ */
+static int create_side_split(struct vnic_topo *t, unsigned int s)
+{
+	int err;
+
+	err = vnic_hv_create_split_client(&t->hv[s], t->cfg.hv_max_ind_descs, &t->cfg.cost,
+					  VNIC_HV_SPLIT_POOL_DEFAULT);
+	if (err)
+		return err;
+	err = vnic_hv_split_attach_cpu(t->hv[s], side_cpu(t, s));
+	if (err)
+		return err;
+	return create_drv(t, s);
+}
+
+static int create_side(struct vnic_topo *t, unsigned int s)
+{
 	struct vnic_wire *wire = vnic_cable_end(t->cable, s);
 	struct vnic_dev_config vcfg = t->cfg.dev;
 	int err;
@@ -81,16 +122,40 @@ static int create_side(struct vnic_topo *t, unsigned int s)
 	err = vnic_dev_create(&t->dev[s], t->hv[s], wire, side_cpu(t, s), &vcfg);
 	if (err)
 		return err;
-	dcfg.cpu = side_cpu(t, s);
-	dcfg.name = s ? "vnic-b" : "vnic-a";
-	dcfg.mac[5] = (uint8_t)(0x10 + s);
-	err = vnic_drv_create(&t->drv[s], t->hv[s], &dcfg);
+	return create_drv(t, s);
+}
+
+/*
+ * What the server process cannot do for this runner yet: each of these
+ * reaches into the devices or the cable from the client's threads.
+ */
+static int split_check(const struct vnic_topo_config *cfg)
+{
+	if (cfg->wrap_wire) {
+		fprintf(stderr, "vnic: --split: the cable is in the server process: no --pcap\n");
+		return -EINVAL;
+	}
+	if (vnic_fault_any(&cfg->fault)) {
+		fprintf(stderr, "vnic: --split: --fault is not available in split mode yet\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int create_split(struct vnic_topo *t)
+{
+	int err;
+
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = create_side_split(t, s);
+		if (err)
+			return err;
+	}
+	err = vnic_split_attach(&t->split, t->hv);
 	if (err)
-		return err;
-	err = vnic_pkt_pool_init(&t->host_pool[s], t->cfg.host_pkts, t->cfg.host_buf_size, 128);
-	if (err)
-		return err;
-	return vnic_topo_tx_pools(vnic_drv_netdev(t->drv[s]), &t->host_pool[s]);
+		fprintf(stderr, "vnic: --split: the server refused the attach: %s\n",
+			strerror(-err));
+	return err;
 }
 
 int vnic_topo_pin_cores(const struct vnic_topo_config *cfg, int core[VNIC_TOPO_SIDES])
@@ -140,11 +205,20 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 
 	memset(t, 0, sizeof(*t));
 	t->cfg = *cfg;
+	t->split.sock = -1;
 	err = vnic_topo_pin_cores(cfg, core);
 	if (err)
 		return err;
 	if (!t->cfg.cable.mtu || t->cfg.cable.mtu < t->cfg.drv.mtu)
 		t->cfg.cable.mtu = t->cfg.drv.mtu;
+	if (t->cfg.split) {
+		/* first: the server process starts with nothing of ours but the socket */
+		err = split_check(&t->cfg);
+		if (!err)
+			err = vnic_split_fork(&t->split, &t->cfg);
+		if (err)
+			return err;
+	}
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
 		err = vnic_cpu_init(&t->cpu[s], side_name[s], t->cfg.busy_poll_ns);
 		if (err)
@@ -153,6 +227,12 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 		err = vnic_cpu_pin(&t->cpu[s], core[s]);
 		if (err)
 			goto err_destroy;
+	}
+	if (t->cfg.split) {
+		err = create_split(t);
+		if (err)
+			goto err_destroy;
+		return 0;
 	}
 	err = vnic_cable_create(&t->cable, &t->cfg.cable);
 	if (err)
@@ -235,9 +315,13 @@ void vnic_topo_destroy(struct vnic_topo *t)
 	unsigned int s;
 
 	vnic_topo_stop(t);
-	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+	for (s = 0; s < VNIC_TOPO_SIDES; s++)
 		if (t->drv[s])
 			vnic_drv_destroy(t->drv[s]);
+	/* after the drivers, which say goodbye on the CRQ; before the hvs it maps */
+	if (t->cfg.split && t->split.sock >= 0)
+		vnic_split_stop(&t->split);
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
 		if (t->dev[s])
 			vnic_dev_destroy(t->dev[s]);
 		if (t->hv[s])
@@ -282,69 +366,141 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 
 enum { COUNTERS_PER_OBJECT = 1024 };
 
+/* Per thread: the control socket's thread and the main thread may both ask. */
+static _Thread_local struct vnic_counter tmp[COUNTERS_PER_OBJECT];
+
+unsigned int vnic_counters_drv(const struct vnic_drv *drv, const char *prefix,
+			       struct vnic_counter *out, unsigned int max, unsigned int at)
+{
+	unsigned int n = vnic_drv_counters(drv, tmp, COUNTERS_PER_OBJECT);
+
+	return add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
+}
+
+unsigned int vnic_counters_dev(const struct vnic_dev *dev, const char *prefix,
+			       struct vnic_counter *out, unsigned int max, unsigned int at)
+{
+	unsigned int n = vnic_dev_counters(dev, tmp, COUNTERS_PER_OBJECT);
+
+	return add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
+}
+
+unsigned int vnic_counters_hv(const struct vnic_hv *hv, const char *prefix,
+			      struct vnic_counter *out, unsigned int max, unsigned int at)
+{
+	struct vnic_hv_stats hs;
+	unsigned int n = 0;
+
+	vnic_hv_stats(hv, &hs);
+#define HV(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = hs.f
+	HV(send_crq);
+	HV(send_subcrq);
+	HV(send_subcrq_indirect);
+	HV(indirect_entries);
+	HV(rc_parameter);
+	HV(rc_busy);
+	HV(rc_closed);
+	HV(rc_dropped);
+	HV(dma_bad_translation);
+	HV(indirect_max);
+	HV(fault_busy);
+	HV(fault_dropped);
+	HV(fault_closed);
+	HV(fault_ind_param);
+	HV(fault_crq_lost);
+	HV(fault_crq_dup);
+	HV(split_bad_ring);
+	HV(split_irq_spurious);
+	HV(split_doorbells);
+#undef HV
+	return add_prefixed(out, max, at, prefix, tmp, n);
+}
+
+unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int dir,
+				 struct vnic_counter *out, unsigned int max, unsigned int at)
+{
+	struct vnic_cable_stats cs;
+	unsigned int n = 0;
+
+	vnic_cable_stats(cable, dir, &cs);
+#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs.f
+	CS(tx_frames);
+	CS(tx_bytes);
+	CS(rx_frames);
+	CS(drop_mtu);
+	CS(drop_loss);
+	CS(reordered);
+	CS(corrupted);
+	CS(tx_full);
+	CS(notifies);
+#undef CS
+	return add_prefixed(out, max, at, dir ? "cable.ba_" : "cable.ab_", tmp, n);
+}
+
+unsigned int vnic_counters_cpu(const struct vnic_cpu *cpu, const char *prefix,
+			       struct vnic_counter *out, unsigned int max, unsigned int at)
+{
+	unsigned int n = vnic_cpu_counters(cpu, tmp, COUNTERS_PER_OBJECT);
+
+	return add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
+}
+
+/*
+ * split: what lives in the server process (devices, cable, the server's
+ * halves of the hvs and its cpus) is asked for on the socket and appended.
+ */
+static unsigned int split_counters(const struct vnic_topo *t, struct vnic_counter *out,
+				   unsigned int max, unsigned int at)
+{
+	int n;
+
+	if (at >= max)
+		return at;
+	n = vnic_split_counters((struct vnic_split *)&t->split, out + at, max - at);
+	return n < 0 ? at : at + (unsigned int)n;
+}
+
 unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *out,
 				unsigned int max)
 {
-	/* Per thread: the control socket's thread and the main thread may both ask. */
-	static _Thread_local struct vnic_counter tmp[COUNTERS_PER_OBJECT];
-	unsigned int at = 0, n, s;
+	unsigned int at = 0, s;
 	char prefix[32];
 
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
-		struct vnic_hv_stats hs;
-		struct vnic_cable_stats cs;
-
 		snprintf(prefix, sizeof(prefix), "drv_%s.", side_name[s]);
-		n = vnic_drv_counters(t->drv[s], tmp, COUNTERS_PER_OBJECT);
-		at = add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
-		snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
-		n = vnic_dev_counters(t->dev[s], tmp, COUNTERS_PER_OBJECT);
-		at = add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
-
-		vnic_hv_stats(t->hv[s], &hs);
-		n = 0;
-#define HV(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = hs.f
-		HV(send_crq);
-		HV(send_subcrq);
-		HV(send_subcrq_indirect);
-		HV(indirect_entries);
-		HV(rc_parameter);
-		HV(rc_busy);
-		HV(rc_closed);
-		HV(rc_dropped);
-		HV(dma_bad_translation);
-		HV(indirect_max);
-		HV(fault_busy);
-		HV(fault_dropped);
-		HV(fault_closed);
-		HV(fault_ind_param);
-		HV(fault_crq_lost);
-		HV(fault_crq_dup);
-#undef HV
+		at = vnic_counters_drv(t->drv[s], prefix, out, max, at);
+		if (t->dev[s]) {
+			snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
+			at = vnic_counters_dev(t->dev[s], prefix, out, max, at);
+		}
 		snprintf(prefix, sizeof(prefix), "hv_%s.", side_name[s]);
-		at = add_prefixed(out, max, at, prefix, tmp, n);
-
-		vnic_cable_stats(t->cable, s, &cs);
-		n = 0;
-#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs.f
-		CS(tx_frames);
-		CS(tx_bytes);
-		CS(rx_frames);
-		CS(drop_mtu);
-		CS(drop_loss);
-		CS(reordered);
-		CS(corrupted);
-		CS(tx_full);
-		CS(notifies);
-#undef CS
-		snprintf(prefix, sizeof(prefix), "cable.%s_", s ? "ba" : "ab");
-		at = add_prefixed(out, max, at, prefix, tmp, n);
-
-		n = vnic_cpu_counters(&t->cpu[s], tmp, COUNTERS_PER_OBJECT);
+		at = vnic_counters_hv(t->hv[s], prefix, out, max, at);
+		if (t->cable)
+			at = vnic_counters_cable(t->cable, s, out, max, at);
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
-		at = add_prefixed(out, max, at, prefix, tmp, n < COUNTERS_PER_OBJECT ? n : COUNTERS_PER_OBJECT);
+		at = vnic_counters_cpu(&t->cpu[s], prefix, out, max, at);
 	}
+	if (t->cfg.split)
+		at = split_counters(t, out, max, at);
 	return at;
+}
+
+int vnic_topo_cable_stats(const struct vnic_topo *t, unsigned int dir,
+			  struct vnic_cable_stats *cs)
+{
+	char name[VNIC_COUNTER_NAME_MAX];
+	const char *d = dir ? "ba" : "ab";
+
+	memset(cs, 0, sizeof(*cs));
+	if (!t->cfg.split) {
+		vnic_cable_stats(t->cable, dir, cs);
+		return 0;
+	}
+	snprintf(name, sizeof(name), "cable.%s_tx_frames", d);
+	cs->tx_frames = vnic_topo_counter(t, name);
+	snprintf(name, sizeof(name), "cable.%s_rx_frames", d);
+	cs->rx_frames = vnic_topo_counter(t, name);
+	return 0;
 }
 
 uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name)

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The server process of a split run (`vnic bench --split`,
+ * docs/ARCHITECTURE.md section 11): the devices and the cable between them
+ * on cpus of their own, while the drivers and the workloads run in the
+ * client process. The runner forks it on a socketpair; the client attaches
+ * each side's hv (remote.c), then asks for counters and finally for the
+ * stop on the same socket (docs/PROTOCOL.md section 13).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "app.h"
+
+enum {
+	SPLIT_MAGIC = 0x76737276,	/* "vsrv" */
+	SPLIT_REQ_COUNTERS = 1,
+	SPLIT_REQ_STOP = 2,
+	SPLIT_MAX_COUNTERS = 8192,
+};
+
+/* A request, and the head of every answer: rc, and for COUNTERS how many follow. */
+struct split_msg {
+	uint32_t magic;
+	uint32_t type;			/* request: SPLIT_REQ_*; answer: 0 */
+	int32_t rc;			/* answer: 0 or -errno */
+	uint32_t n;			/* answer to COUNTERS: struct vnic_counter that follow */
+};
+
+static_assert(sizeof(struct split_msg) == 16, "split message layout");
+
+static const char *const side_name[VNIC_TOPO_SIDES] = { "a", "b" };
+
+/* All of len, or -errno (-ECONNRESET at EOF). */
+static int io_full(int fd, void *buf, size_t len, bool out)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -ECONNRESET;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int answer(int sock, int rc, uint32_t n)
+{
+	struct split_msg m = { .magic = SPLIT_MAGIC, .rc = rc, .n = n };
+
+	return io_full(sock, &m, sizeof(m), true);
+}
+
+/* --- the server --------------------------------------------------------------------- */
+
+struct split_server {
+	struct vnic_cpu cpu[VNIC_TOPO_SIDES];
+	struct vnic_hv *hv[VNIC_TOPO_SIDES];
+	struct vnic_cable *cable;
+	struct vnic_dev *dev[VNIC_TOPO_SIDES];
+	struct vnic_counter *ctrs;
+	unsigned int ncpus;
+	bool started;
+};
+
+static struct vnic_cpu *server_cpu(struct split_server *sv, unsigned int s)
+{
+	return &sv->cpu[sv->ncpus == 1 ? 0 : s];
+}
+
+static int server_build(struct split_server *sv, int sock, const struct vnic_topo_config *cfg)
+{
+	struct vnic_cable_cfg cc = cfg->cable;
+	unsigned int s;
+	int err;
+
+	sv->ncpus = cfg->threads == 1 ? 1 : VNIC_TOPO_SIDES;
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_hv_split_recv(sock, &sv->hv[s], cfg->hv_max_ind_descs, &cfg->cost);
+		if (err) {
+			fprintf(stderr, "vnic server: side %s: attach: %s\n", side_name[s],
+				strerror(-err));
+			return err;
+		}
+	}
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_cpu_init(&sv->cpu[s], side_name[s], cfg->busy_poll_ns);
+		if (err)
+			return err;
+		vnic_cpu_set_spin(&sv->cpu[s], cfg->spin);
+	}
+	if (!cc.mtu || cc.mtu < cfg->drv.mtu)
+		cc.mtu = cfg->drv.mtu;
+	err = vnic_cable_create(&sv->cable, &cc);
+	if (err)
+		return err;
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_dev_create(&sv->dev[s], sv->hv[s], vnic_cable_end(sv->cable, s),
+				      server_cpu(sv, s), &cfg->dev);
+		if (err)
+			return err;
+		err = vnic_hv_split_attach_cpu(sv->hv[s], server_cpu(sv, s));
+		if (err)
+			return err;
+	}
+	for (s = 0; s < sv->ncpus; s++) {
+		err = vnic_cpu_start(&sv->cpu[s]);
+		if (err)
+			return err;
+		sv->started = true;
+	}
+	return 0;
+}
+
+static void server_destroy(struct split_server *sv)
+{
+	unsigned int s;
+
+	if (sv->started)
+		for (s = 0; s < sv->ncpus; s++)
+			vnic_cpu_stop(&sv->cpu[s]);
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		if (sv->dev[s])
+			vnic_dev_destroy(sv->dev[s]);
+		if (sv->hv[s])
+			vnic_hv_destroy(sv->hv[s]);
+	}
+	if (sv->cable)
+		vnic_cable_destroy(sv->cable);
+	for (s = 0; s < VNIC_TOPO_SIDES; s++)
+		if (sv->cpu[s].name)
+			vnic_cpu_fini(&sv->cpu[s]);
+	free(sv->ctrs);
+}
+
+/* Every counter of this process, named as the client's report shows them. */
+static unsigned int server_counters(struct split_server *sv)
+{
+	unsigned int at = 0, s;
+	char prefix[32];
+
+	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+		snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
+		at = vnic_counters_dev(sv->dev[s], prefix, sv->ctrs, SPLIT_MAX_COUNTERS, at);
+		snprintf(prefix, sizeof(prefix), "srv_hv_%s.", side_name[s]);
+		at = vnic_counters_hv(sv->hv[s], prefix, sv->ctrs, SPLIT_MAX_COUNTERS, at);
+		at = vnic_counters_cable(sv->cable, s, sv->ctrs, SPLIT_MAX_COUNTERS, at);
+		snprintf(prefix, sizeof(prefix), "srv_cpu_%s.", side_name[s]);
+		at = vnic_counters_cpu(&sv->cpu[s], prefix, sv->ctrs, SPLIT_MAX_COUNTERS, at);
+	}
+	return at < SPLIT_MAX_COUNTERS ? at : SPLIT_MAX_COUNTERS;
+}
+
+/* Requests until STOP or the client's end closes (it is gone: we stop too). */
+static int serve(struct split_server *sv, int sock)
+{
+	struct split_msg m;
+	unsigned int n;
+	int err;
+
+	for (;;) {
+		err = io_full(sock, &m, sizeof(m), false);
+		if (err)
+			return err == -ECONNRESET ? 0 : err;
+		if (m.magic != SPLIT_MAGIC) {
+			answer(sock, -EPROTO, 0);
+			return -EPROTO;
+		}
+		switch (m.type) {
+		case SPLIT_REQ_COUNTERS:
+			n = server_counters(sv);
+			err = answer(sock, 0, n);
+			if (!err)
+				err = io_full(sock, sv->ctrs, n * sizeof(*sv->ctrs), true);
+			if (err)
+				return err;
+			break;
+		case SPLIT_REQ_STOP:
+			return answer(sock, 0, 0);
+		default:
+			err = answer(sock, -EOPNOTSUPP, 0);
+			if (err)
+				return err;
+		}
+	}
+}
+
+int vnic_split_serve(int sock, const struct vnic_topo_config *cfg)
+{
+	struct split_server sv;
+	int err;
+
+	memset(&sv, 0, sizeof(sv));
+	sv.ctrs = calloc(SPLIT_MAX_COUNTERS, sizeof(*sv.ctrs));
+	err = sv.ctrs ? server_build(&sv, sock, cfg) : -ENOMEM;
+	if (answer(sock, err, 0) || err)
+		goto out;
+	err = serve(&sv, sock);
+out:
+	server_destroy(&sv);
+	return err;
+}
+
+/* --- the client's end ------------------------------------------------------------------ */
+
+int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg)
+{
+	int sv[2];
+	pid_t pid;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->sock = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	err = -pthread_mutex_init(&c->lock, NULL);
+	if (err)
+		goto err_close;
+	/* what stdio holds would be written twice */
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto err_destroy_lock;
+	}
+	if (!pid) {
+		close(sv[0]);
+		_exit(vnic_split_serve(sv[1], cfg) ? 1 : 0);
+	}
+	close(sv[1]);
+	c->sock = sv[0];
+	c->pid = pid;
+	return 0;
+
+err_destroy_lock:
+	pthread_mutex_destroy(&c->lock);
+err_close:
+	close(sv[0]);
+	close(sv[1]);
+	return err;
+}
+
+int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_SIDES])
+{
+	struct split_msg m;
+	int err;
+
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_hv_split_send(c->sock, hv[s]);
+		if (err)
+			return err;
+	}
+	err = io_full(c->sock, &m, sizeof(m), false);
+	if (err)
+		return err;
+	if (m.magic != SPLIT_MAGIC)
+		return -EPROTO;
+	return m.rc;
+}
+
+int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max)
+{
+	struct split_msg m = { .magic = SPLIT_MAGIC, .type = SPLIT_REQ_COUNTERS };
+	struct vnic_counter skip;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	err = io_full(c->sock, &m, sizeof(m), true);
+	if (!err)
+		err = io_full(c->sock, &m, sizeof(m), false);
+	if (!err && (m.magic != SPLIT_MAGIC || m.n > SPLIT_MAX_COUNTERS))
+		err = -EPROTO;
+	if (!err)
+		err = m.rc;
+	for (uint32_t i = 0; !err && i < m.n; i++) {
+		struct vnic_counter *dst = i < max ? &out[i] : &skip;
+
+		err = io_full(c->sock, dst, sizeof(*dst), false);
+		dst->name[sizeof(dst->name) - 1] = '\0';
+	}
+	pthread_mutex_unlock(&c->lock);
+	return err ? err : (int)(m.n < max ? m.n : max);
+}
+
+int vnic_split_stop(struct vnic_split *c)
+{
+	struct split_msg m = { .magic = SPLIT_MAGIC, .type = SPLIT_REQ_STOP };
+	int status = 0, err = 0;
+
+	if (c->sock < 0)
+		return 0;
+	pthread_mutex_lock(&c->lock);
+	err = io_full(c->sock, &m, sizeof(m), true);
+	if (!err)
+		err = io_full(c->sock, &m, sizeof(m), false);
+	pthread_mutex_unlock(&c->lock);
+	close(c->sock);
+	c->sock = -1;
+	if (waitpid(c->pid, &status, 0) < 0 && !err)
+		err = -errno;
+	else if (!err && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		err = -EIO;
+	pthread_mutex_destroy(&c->lock);
+	return err;
+}
