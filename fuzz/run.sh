@@ -146,6 +146,7 @@ build_lib() {
 max_len() {
 	case $1 in
 	fuzz_ctl_request) echo 1024 ;;
+	fuzz_split_hv) echo 4096 ;;
 	fuzz_dev_crq | fuzz_drv_crq) echo 4096 ;;
 	fuzz_dev_subcrq | fuzz_drv_comp) echo 16384 ;;
 	*) echo 70000 ;;
