@@ -309,9 +309,16 @@ int vnic_split_stop(struct vnic_split *c)
 	pthread_mutex_unlock(&c->lock);
 	close(c->sock);
 	c->sock = -1;
-	if (waitpid(c->pid, &status, 0) < 0 && !err)
-		err = -errno;
-	else if (!err && (!WIFEXITED(status) || WEXITSTATUS(status)))
+	if (waitpid(c->pid, &status, 0) < 0)
+		return err ? err : -errno;
+	/* a server that died mid-run explains a run that stalled: say so */
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "vnic: --split: the server process was killed by signal %d\n",
+			WTERMSIG(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "vnic: --split: the server process exited with status %d\n",
+			WEXITSTATUS(status));
+	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status)))
 		err = -EIO;
 	pthread_mutex_destroy(&c->lock);
 	return err;
