@@ -128,6 +128,12 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 				unsigned int max);
 /* One counter by its prefixed name; 0 if absent. */
 uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name);
+/*
+ * split: the CPU time of the server's cpu thread of each side so far, and
+ * the part of it spent spinning. 0 or -errno (the server did not answer).
+ */
+int vnic_topo_split_cpu(const struct vnic_topo *t, double cpu_s[VNIC_TOPO_SIDES],
+			double spin_s[VNIC_TOPO_SIDES]);
 /* One direction's cable counters, wherever the cable is (split: asked of the server). 0. */
 int vnic_topo_cable_stats(const struct vnic_topo *t, unsigned int dir,
 			  struct vnic_cable_stats *cs);

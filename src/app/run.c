@@ -418,12 +418,19 @@ static void measure(struct vnic_bench_run *r)
 	clockid_t clk[VNIC_TOPO_SIDES];
 	bool have[VNIC_TOPO_SIDES];
 	double cpu0, tcpu0[VNIC_TOPO_SIDES];
+	double srv_cpu0[VNIC_TOPO_SIDES], srv_spin0[VNIC_TOPO_SIDES];
+	double srv_cpu1[VNIC_TOPO_SIDES], srv_spin1[VNIC_TOPO_SIDES];
 	uint64_t spin0[VNIC_TOPO_SIDES];
 	struct vnic_machine_snap m0, m1;
 	unsigned int s;
 
 	vnic_machine_snap(&m0);
 	thread_clocks(&r->topo, clk, have);
+	/* split: each side's work is its client thread's and its server thread's */
+	if (r->topo.cfg.split && vnic_topo_split_cpu(&r->topo, srv_cpu0, srv_spin0)) {
+		memset(srv_cpu0, 0, sizeof(srv_cpu0));
+		memset(srv_spin0, 0, sizeof(srv_spin0));
+	}
 	cpu0 = process_cpu_s();
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
 		tcpu0[s] = have[s] ? clock_s(clk[s]) : 0;
@@ -439,6 +446,12 @@ static void measure(struct vnic_bench_run *r)
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
 		r->thread_cpu_s[s] = have[s] ? clock_s(clk[s]) - tcpu0[s] : 0;
 		r->spin_cpu_s[s] = (double)(spin_ns(&r->topo, s) - spin0[s]) / 1e9;
+	}
+	if (r->topo.cfg.split && !vnic_topo_split_cpu(&r->topo, srv_cpu1, srv_spin1)) {
+		for (s = 0; s < VNIC_TOPO_SIDES; s++) {
+			r->thread_cpu_s[s] += srv_cpu1[s] - srv_cpu0[s];
+			r->spin_cpu_s[s] += srv_spin1[s] - srv_spin0[s];
+		}
 	}
 	vnic_machine_snap(&m1);
 	vnic_machine_report(&m0, &m1, &r->machine);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "app.h"
@@ -146,7 +147,22 @@ static void server_destroy(struct split_server *sv)
 	free(sv->ctrs);
 }
 
-/* Every counter of this process, named as the client's report shows them. */
+/* The CPU time of a cpu's thread, 0 without one: the client adds it to its work CPU. */
+static uint64_t thread_cpu_ns(const struct vnic_cpu *cpu)
+{
+	const pthread_t *th = cpu->thread;
+	struct timespec ts;
+	clockid_t clk;
+
+	if (!th || pthread_getcpuclockid(*th, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Every counter of this process, named as the client's report shows them,
+ * and each cpu thread's CPU time (srv_cpu_a.thread_cpu_ns).
+ */
 static unsigned int server_counters(struct split_server *sv)
 {
 	unsigned int at = 0, s;
@@ -160,6 +176,11 @@ static unsigned int server_counters(struct split_server *sv)
 		at = vnic_counters_cable(sv->cable, s, sv->ctrs, SPLIT_MAX_COUNTERS, at);
 		snprintf(prefix, sizeof(prefix), "srv_cpu_%s.", side_name[s]);
 		at = vnic_counters_cpu(&sv->cpu[s], prefix, sv->ctrs, SPLIT_MAX_COUNTERS, at);
+		if (at < SPLIT_MAX_COUNTERS) {
+			snprintf(sv->ctrs[at].name, sizeof(sv->ctrs[at].name),
+				 "srv_cpu_%s.thread_cpu_ns", side_name[s]);
+			sv->ctrs[at++].value = thread_cpu_ns(&sv->cpu[s]);
+		}
 	}
 	return at < SPLIT_MAX_COUNTERS ? at : SPLIT_MAX_COUNTERS;
 }

@@ -113,6 +113,8 @@ static void check_split(const struct run *x)
 	/* the server's counters are there, under the names in-process runs use */
 	assert_true(has(x, "dev_a.state") && has(x, "cable.ab_tx_frames"));
 	assert_true(has(x, "srv_hv_a.send_subcrq") && has(x, "srv_cpu_b.loops"));
+	/* the server's threads report their CPU time, which the work CPU adds */
+	assert_true(ctr(x, "srv_cpu_a.thread_cpu_ns") > 0);
 
 	for (int s = 0; s < 2; s++) {
 		const char *me = side[s], *peer = side[1 - s];
