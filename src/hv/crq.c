@@ -123,7 +123,7 @@ long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct v
 	if (irq_armed(r->armed)) {
 		ctr_add_shared(&r->irqs, 1);
 		if (hv->split)
-			hv_shm_ring_bell(hv, 1, 1ull << SHM_BELL_CRQ);
+			vnic_hv_shm_bell(hv, 1, 1ull << SHM_BELL_CRQ);
 		else
 			irq_call(hv, &r->irq_fn, &r->irq_ctx);
 	} else {

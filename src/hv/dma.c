@@ -287,7 +287,7 @@ void *vnic_hv_dma_alloc(struct vnic_hv *hv, size_t len)
 	if (!len)
 		return NULL;
 	if (hv->split)
-		return hv_shm_alloc(hv->split, sz);
+		return vnic_hv_shm_alloc(hv->split, sz);
 	p = aligned_alloc(VNIC_HV_DMA_PAGE, sz);
 	if (p)
 		memset(p, 0, sz);
@@ -299,7 +299,7 @@ void vnic_hv_dma_free(struct vnic_hv *hv, void *p)
 	if (!p)
 		return;
 	if (hv->split)
-		hv_shm_free(hv->split, p);
+		vnic_hv_shm_free(hv->split, p);
 	else
 		free(p);
 }

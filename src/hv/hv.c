@@ -71,7 +71,7 @@ static void tables_init(struct vnic_hv *hv)
 	hv->dma_spins = SHM_DMA_SPINS;
 }
 
-int hv_create_on(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost,
+int vnic_hv_create_on(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost,
 		 struct hv_split *split)
 {
 	struct vnic_hv *hv;
@@ -121,7 +121,7 @@ err_free_hv:
 
 int vnic_hv_create(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost)
 {
-	return hv_create_on(out, max_ind_descs, cost, NULL);
+	return vnic_hv_create_on(out, max_ind_descs, cost, NULL);
 }
 
 void vnic_hv_destroy(struct vnic_hv *hv)
@@ -141,7 +141,7 @@ void vnic_hv_destroy(struct vnic_hv *hv)
 	pthread_mutex_destroy(&hv->dma_lock);
 	pthread_mutex_destroy(&hv->lock);
 	if (hv->split)
-		hv_shm_release(hv->split);
+		vnic_hv_shm_release(hv->split);
 	free(hv);
 }
 

@@ -305,9 +305,9 @@ static inline bool irq_armed(_Atomic uint32_t *enabled)
 }
 
 /* Any thread: a ring or CRQ of the partner process has work (shm.c). */
-void hv_shm_ring_bell(struct vnic_hv *hv, unsigned int word, uint64_t bit);
+void vnic_hv_shm_bell(struct vnic_hv *hv, unsigned int word, uint64_t bit);
 /* The partner's ring behind slot idx now, bound if it changed; NULL if none (shm.c). */
-struct vnic_subcrq *hv_shm_remote(struct vnic_hv *hv, unsigned int idx, uint32_t handle);
+struct vnic_subcrq *vnic_hv_shm_remote(struct vnic_hv *hv, unsigned int idx, uint32_t handle);
 /* Whether slot idx belongs to this process (always, in-process). */
 static inline bool slot_local(const struct vnic_hv *hv, unsigned int idx)
 {
@@ -316,15 +316,15 @@ static inline bool slot_local(const struct vnic_hv *hv, unsigned int idx)
 /*
  * hv.c: an hv over its tables: its own (split NULL) or the shared ones of
  * split, which it owns from then on (released by vnic_hv_destroy through
- * hv_shm_release). 0 or -errno; split is left to the caller on failure.
+ * vnic_hv_shm_release). 0 or -errno; split is left to the caller on failure.
  */
-int hv_create_on(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost,
+int vnic_hv_create_on(struct vnic_hv **out, uint32_t max_ind_descs, const struct vnic_hv_cost *cost,
 		 struct hv_split *split);
 /* shm.c: len (page multiple) of the client's DMA memory, zeroed; NULL if none is left. */
-void *hv_shm_alloc(struct hv_split *split, size_t len);
-void hv_shm_free(struct hv_split *split, void *p);
+void *vnic_hv_shm_alloc(struct hv_split *split, size_t len);
+void vnic_hv_shm_free(struct hv_split *split, void *p);
 /* shm.c: unmaps and closes what split holds, and frees it. */
-void hv_shm_release(struct hv_split *split);
+void vnic_hv_shm_release(struct hv_split *split);
 
 static inline void irq_call(struct vnic_hv *hv, vnic_hv_irq_fn *fn, void **ctx)
 {

@@ -51,7 +51,7 @@ static void fds_close(int fd[VNIC_HV_SPLIT_FDS])
 	}
 }
 
-void hv_shm_release(struct hv_split *sp)
+void vnic_hv_shm_release(struct hv_split *sp)
 {
 	if (!sp)
 		return;
@@ -156,13 +156,13 @@ int vnic_hv_create_split_client(struct vnic_hv **out, uint32_t max_ind_descs,
 	sp->shm->version = SHM_VERSION;
 	atomic_store_explicit(&sp->shm->open.v, 1, memory_order_relaxed);
 	sp->shm->dma.next_ioba = VNIC_HV_IOBA_BASE;
-	err = hv_create_on(out, max_ind_descs, cost, sp);
+	err = vnic_hv_create_on(out, max_ind_descs, cost, sp);
 	if (err)
 		goto err_release;
 	return 0;
 
 err_release:
-	hv_shm_release(sp);
+	vnic_hv_shm_release(sp);
 	return err;
 }
 
@@ -220,13 +220,13 @@ int vnic_hv_create_split_server(struct vnic_hv **out, uint32_t max_ind_descs,
 		err = -EINVAL;
 		goto err_release;
 	}
-	err = hv_create_on(out, max_ind_descs, cost, sp);
+	err = vnic_hv_create_on(out, max_ind_descs, cost, sp);
 	if (err)
 		goto err_release;
 	return 0;
 
 err_release:
-	hv_shm_release(sp);
+	vnic_hv_shm_release(sp);
 	return err;
 }
 
@@ -270,7 +270,7 @@ static struct vnic_subcrq *shm_ring_bind(struct vnic_hv *hv, unsigned int idx, u
 	return q;
 }
 
-struct vnic_subcrq *hv_shm_remote(struct vnic_hv *hv, unsigned int idx, uint32_t handle)
+struct vnic_subcrq *vnic_hv_shm_remote(struct vnic_hv *hv, unsigned int idx, uint32_t handle)
 {
 	struct shm_ring *r = &hv->split->shm->ring[idx];
 	struct vnic_subcrq *q;
@@ -286,7 +286,7 @@ struct vnic_subcrq *hv_shm_remote(struct vnic_hv *hv, unsigned int idx, uint32_t
 
 /* --- doorbells ----------------------------------------------------------------------- */
 
-void hv_shm_ring_bell(struct vnic_hv *hv, unsigned int word, uint64_t bit)
+void vnic_hv_shm_bell(struct vnic_hv *hv, unsigned int word, uint64_t bit)
 {
 	struct hv_split *sp = hv->split;
 	_Atomic uint64_t *w = &sp->shm->pending[!sp->side].w[word];
@@ -368,7 +368,7 @@ int vnic_hv_split_attach_cpu(struct vnic_hv *hv, struct vnic_cpu *cpu)
 /* --- the client's DMA memory --------------------------------------------------------- */
 
 /* First fit over the gaps between the allocations, which stay sorted. */
-void *hv_shm_alloc(struct hv_split *sp, size_t len)
+void *vnic_hv_shm_alloc(struct hv_split *sp, size_t len)
 {
 	struct shm_pool *a = &sp->alloc;
 	uint64_t cand = 0;
@@ -398,7 +398,7 @@ out_unlock:
 	return p;
 }
 
-void hv_shm_free(struct hv_split *sp, void *p)
+void vnic_hv_shm_free(struct hv_split *sp, void *p)
 {
 	struct shm_pool *a = &sp->alloc;
 	uint64_t off = (uint64_t)((uint8_t *)p - sp->pool);

@@ -44,7 +44,7 @@ static struct vnic_subcrq *slot_get(struct vnic_hv *hv, uint32_t handle, struct 
 	atomic_fetch_add_explicit(&slot->senders, 1, memory_order_seq_cst);
 	/* split: a ring of the partner process, as its shared record says now */
 	if (vnic_unlikely(!slot_local(hv, handle & SLOT_MASK)))
-		q = hv_shm_remote(hv, handle & SLOT_MASK, handle);
+		q = vnic_hv_shm_remote(hv, handle & SLOT_MASK, handle);
 	else
 		q = atomic_load_explicit(&slot->q, memory_order_seq_cst);
 	if (vnic_unlikely(!q || q->handle != handle)) {
@@ -131,7 +131,7 @@ static void raise_irq(struct vnic_hv *hv, struct vnic_subcrq *q)
 	if (irq_armed(q->armed)) {
 		vnic_ctr_add(&q->irqs, 1);
 		if (q->remote)
-			hv_shm_ring_bell(hv, 0, 1ull << (q->handle & SLOT_MASK));
+			vnic_hv_shm_bell(hv, 0, 1ull << (q->handle & SLOT_MASK));
 		else
 			irq_call(hv, &q->irq_fn, &q->irq_ctx);
 	} else {
