@@ -9,6 +9,8 @@
  *   napi.c    vnic_napi: a poller with an interrupt source, budgeted poll,
  *             irq off while polling, complete-and-re-arm with the race closed.
  *   dql.c     vnic_dql: dynamic queue limits (docs/MECHANISMS.md section 1).
+ *   dim.c     vnic_dim: dynamic interrupt moderation, net_dim's idea
+ *             (docs/MECHANISMS.md section 5).
  *   txq.c     vnic_txq: BQL wrappers and queue stop/wake.
  *   clock.c   monotonic ns clock and the cost model's busy wait.
  *   (inline)  the netdev boundary (host <-> NIC) and the wire boundary
@@ -421,6 +423,68 @@ static inline uint32_t vnic_dql_inflight(const struct vnic_dql *dql)
 
 	return (int32_t)(queued - completed) < 0 ? 0 : queued - completed;
 }
+
+/* ---------------------------------------------------------------------------
+ * Dynamic interrupt moderation (dim.c), docs/MECHANISMS.md section 5
+ * ------------------------------------------------------------------------- */
+
+/*
+ * Walks a table of moderation profiles, cheapest in latency first (index
+ * 0), by what each step did to the rates of one queue: a step that raised
+ * the byte rate (or, bytes even, the packet rate; or, both even, lowered
+ * the interrupt rate) is followed by another the same way; one that did
+ * not is taken back, and the walk parks there (or at either end of the
+ * table) until the rates move away from where it parked. The same idea as Linux's net_dim
+ * (https://docs.kernel.org/networking/net_dim.html), written from that
+ * description. Pure: no clock, no threads; the caller owns it.
+ */
+enum vnic_dim_tune {
+	VNIC_DIM_PARKED = 0, /* on the profile a step back confirmed: moves when rates change */
+	VNIC_DIM_UP = 1,     /* towards more moderation (higher index) */
+	VNIC_DIM_DOWN = 2,   /* towards less */
+};
+
+enum vnic_dim_limits {
+	VNIC_DIM_SAMPLE_EVENTS = 64,   /* interrupts per measurement */
+	VNIC_DIM_SIGNIFICANT_PCT = 10, /* a rate change smaller than this is "the same" */
+	VNIC_DIM_MAX_PROFILES = 8,
+};
+
+/* Cumulative counts at one instant: the caller's counters, as they are. */
+struct vnic_dim_sample {
+	uint64_t ns;
+	uint64_t pkts;
+	uint64_t bytes;
+	uint64_t events; /* interrupts raised */
+};
+
+/* Rates over one measurement, per millisecond. */
+struct vnic_dim_rates {
+	uint64_t ppms, bpms, epms;
+};
+
+struct vnic_dim {
+	struct vnic_dim_sample start; /* where the measurement began */
+	struct vnic_dim_rates prev;   /* what the next is compared with */
+	unsigned int nprof;	      /* profiles in the table, 2..VNIC_DIM_MAX_PROFILES */
+	unsigned int prof;	      /* the profile in force */
+	enum vnic_dim_tune tune;
+	unsigned int steps_up, steps_down; /* since the walk started */
+	bool measuring;
+	uint64_t moves; /* profile changes */
+	uint64_t samples;
+};
+
+/* Starts at profile 0, walking up, with no measurement: the first sample starts one. */
+void vnic_dim_init(struct vnic_dim *dim, unsigned int nprof);
+/*
+ * One look at the counters (after each interrupt the queue raised). Once
+ * VNIC_DIM_SAMPLE_EVENTS interrupts have passed since the measurement began,
+ * decides and starts the next. true when dim->prof changed.
+ */
+bool vnic_dim_update(struct vnic_dim *dim, const struct vnic_dim_sample *now);
+/* The decision alone, on rates already measured (tests drive it directly). */
+bool vnic_dim_decide(struct vnic_dim *dim, const struct vnic_dim_rates *cur);
 
 /* ---------------------------------------------------------------------------
  * TX queue state: BQL wrappers and stop/wake (txq.c)
