@@ -10,7 +10,7 @@
  *             irq off while polling, complete-and-re-arm with the race closed.
  *   dql.c     vnic_dql: dynamic queue limits (docs/MECHANISMS.md section 1).
  *   dim.c     vnic_dim: dynamic interrupt moderation, net_dim's idea
- *             (docs/MECHANISMS.md section 5).
+ *             (docs/MECHANISMS.md section 9).
  *   txq.c     vnic_txq: BQL wrappers and queue stop/wake.
  *   clock.c   monotonic ns clock and the cost model's busy wait.
  *   (inline)  the netdev boundary (host <-> NIC) and the wire boundary
@@ -425,7 +425,7 @@ static inline uint32_t vnic_dql_inflight(const struct vnic_dql *dql)
 }
 
 /* ---------------------------------------------------------------------------
- * Dynamic interrupt moderation (dim.c), docs/MECHANISMS.md section 5
+ * Dynamic interrupt moderation (dim.c), docs/MECHANISMS.md section 9
  * ------------------------------------------------------------------------- */
 
 /*

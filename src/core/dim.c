@@ -2,7 +2,7 @@
 /*
  * Dynamic interrupt moderation: which of a table of moderation profiles a
  * queue should use, decided from what the last step did to its rates
- * (docs/MECHANISMS.md section 5). The idea is Linux's net_dim
+ * (docs/MECHANISMS.md section 9). The idea is Linux's net_dim
  * (https://docs.kernel.org/networking/net_dim.html); this is our own
  * rendering of it, smaller:
  *

@@ -86,6 +86,11 @@ static int config_check(struct vnic_dev_config *cfg, const struct vnic_hv *hv,
 		return -EINVAL;
 	if (cfg->fault.err_ind_fatal < 0 || cfg->fault.err_ind_fatal > 1)
 		return -EINVAL;
+	if (cfg->coal.rx_usecs > VNIC_DEV_COAL_MAX_USECS ||
+	    cfg->coal.tx_usecs > VNIC_DEV_COAL_MAX_USECS ||
+	    cfg->coal.rx_frames > VNIC_DEV_COAL_MAX_FRAMES ||
+	    cfg->coal.tx_frames > VNIC_DEV_COAL_MAX_FRAMES)
+		return -EINVAL;
 	return 0;
 }
 
@@ -135,8 +140,8 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	*out = NULL;
 	if (cpu->thread)
 		return -EBUSY;
-	/* ctl + rx + one per tx queue + faults: fail before touching the cpu */
-	if (cpu->npollers + 3 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) >
+	/* ctl + rx + one per tx queue + faults + coalescing: fail before touching the cpu */
+	if (cpu->npollers + 4 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) >
 	    VNIC_CPU_MAX_POLLERS)
 		return -ENOSPC;
 
@@ -185,6 +190,9 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	dev->ctl_st.resets = 0;
 
 	err = add_napis(dev);
+	if (err)
+		goto err_free_rxq;
+	err = vnic_dev_coal_init(dev);
 	if (err)
 		goto err_free_rxq;
 
@@ -310,6 +318,15 @@ static void put(struct ctr_sink *s, uint64_t value, const char *fmt, ...)
 	s->n++;
 }
 
+static void coal_counters(struct ctr_sink *s, const struct dev_coal_ring *r, const char *dir,
+			  unsigned int q)
+{
+	put(s, vnic_ctr_read(&r->irqs), "%s%u_irqs", dir, q);
+	put(s, vnic_ctr_read(&r->coalesced), "%s%u_irqs_coalesced", dir, q);
+	put(s, vnic_ctr_read(&r->profile), "%s%u_dim_profile", dir, q);
+	put(s, vnic_ctr_read(&r->moves), "%s%u_dim_moves", dir, q);
+}
+
 static void txq_counters(struct ctr_sink *s, const struct dev_txq *txq)
 {
 	const struct dev_txq_stats *st = &txq->st;
@@ -333,6 +350,7 @@ static void txq_counters(struct ctr_sink *s, const struct dev_txq *txq)
 	put(s, vnic_ctr_read(&st->hdrs_waits), "tx%u_hdrs_waits", q);
 	put(s, vnic_ctr_read(&st->reset_unread), "tx%u_reset_unread", q);
 	put(s, vnic_ctr_read(&st->comp_reset), "tx%u_comp_reset", q);
+	coal_counters(s, &txq->coal, "tx", q);
 	for (i = 0; i < TX_DROP_MAX; i++)
 		put(s, vnic_ctr_read(&st->drops[i]), "tx%u_drop_%s", q, tx_drop_names[i]);
 }
@@ -373,6 +391,7 @@ static void rxq_counters(struct ctr_sink *s, const struct dev_rxq *rxq, unsigned
 	put(s, vnic_ctr_read(&st->drop_no_buffer), "rx%u_drop_no_buffer", q);
 	put(s, vnic_ctr_read(&st->drop_too_big), "rx%u_drop_too_big", q);
 	put(s, vnic_ctr_read(&st->drop_buf_fault), "rx%u_drop_buf_fault", q);
+	coal_counters(s, &rxq->coal, "rx", q);
 }
 
 static uint64_t offload_bits(const struct dev_offloads *ol)

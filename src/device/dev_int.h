@@ -78,6 +78,27 @@ enum {
 	RX_BATCH = 32,
 };
 
+/* One direction's coalescing as the engines apply it (coal.c). */
+struct dev_coal_dir {
+	uint32_t usecs;
+	uint32_t frames;
+	bool adaptive;
+};
+
+/*
+ * The coalescing of one completion ring (coal.c), the device's cpu only.
+ * profile and moves mirror dim for the counters (relaxed stores).
+ */
+struct dev_coal_ring {
+	uint32_t pending; /* completions published since the last interrupt */
+	uint64_t due_ns;  /* when the timer raises it; 0: nothing pending */
+	struct vnic_dim dim;
+	const uint64_t *pkts, *bytes; /* the queue's counters, the adaptive samples */
+	uint64_t irqs;		      /* interrupts raised */
+	uint64_t coalesced;	      /* completions that raised none of their own */
+	uint64_t profile, moves;
+};
+
 struct vnic_dev;
 
 struct dev_txq {
@@ -96,6 +117,7 @@ struct dev_txq {
 	/* wire slots of the current reservation */
 	unsigned int reserved, used;
 	struct vnic_pkt *slots[TX_SLOTS];
+	struct dev_coal_ring coal;
 	struct dev_txq_stats st;
 } vnic_cacheline_aligned;
 
@@ -135,6 +157,7 @@ struct dev_rxq {
 	/* a completion the driver's ring had no room for */
 	union vnic_subcrq_entry unsent;
 	bool has_unsent;
+	struct dev_coal_ring coal;
 	struct dev_rxq_stats st;
 } vnic_cacheline_aligned;
 
@@ -209,6 +232,17 @@ struct dev_live {
 	pthread_mutex_t lock;
 	struct vnic_fault_cfg fault; /* under lock */
 	_Atomic bool fault_pending;
+	struct vnic_dev_coalesce coal; /* under lock */
+	_Atomic bool coal_pending;
+};
+
+/*
+ * Coalescing (coal.c): a poller of its own on the device's cpu whose timer
+ * raises the interrupts that are due, and which takes new settings.
+ */
+struct dev_coal {
+	struct vnic_poller poller;
+	struct dev_coal_dir tx, rx;
 };
 
 struct vnic_dev {
@@ -259,6 +293,7 @@ struct vnic_dev {
 	struct dev_rx_stats rx_st;
 
 	struct dev_ctl_stats ctl_st;
+	struct dev_coal coal;
 	/* a line of its own: other threads write fault.on (and sizeof stays a multiple of it) */
 	struct dev_fault fault vnic_cacheline_aligned;
 	/* written by other threads too (vnic_dev_set, vnic_dev_set_faults) */
@@ -297,6 +332,23 @@ void vnic_dev_return(struct vnic_dev *dev);
 
 /* --- fault.c --------------------------------------------------------------- */
 int vnic_dev_fault_poll(struct vnic_poller *p, int budget);
+
+/* --- coal.c --------------------------------------------------------------- */
+/*
+ * From the configuration (checked by create), before the cpu starts: the
+ * poller, the settings, each ring's counters. 0 or -ENOSPC (no poller slot).
+ */
+int vnic_dev_coal_init(struct vnic_dev *dev);
+int vnic_dev_coal_poll(struct vnic_poller *p, int budget);
+/*
+ * Sends a completion entry carrying n completions to the driver's ring
+ * handle, its interrupt moderated by d for ring r: raised now, or by the
+ * coalescing poller's timer. The hv rc, as vnic_hv_send_subcrq's.
+ */
+long vnic_dev_coal_send(struct vnic_dev *dev, const struct dev_coal_dir *d, struct dev_coal_ring *r,
+			uint32_t handle, const union vnic_subcrq_entry *e, unsigned int n);
+/* Reset: the ring's completions were forgotten, and so is their interrupt. */
+void vnic_dev_coal_forget(struct dev_coal_ring *r);
 
 /* --- tx.c ---------------------------------------------------------------- */
 int vnic_dev_tx_poll(struct vnic_napi *napi, int budget);

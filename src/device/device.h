@@ -11,6 +11,8 @@
  *           rx completions
  *   fault.c faults on a schedule (docs/FAULTS.md): self resets, failovers,
  *           error indications, physical link flaps
+ *   coal.c  interrupt coalescing of the completion interrupts, fixed or
+ *           adaptive (docs/MECHANISMS.md section 9)
  *
  * The device runs entirely as pollers on one vnic_cpu: a control NAPI woken
  * by the server side's CRQ interrupt, one tx NAPI per tx queue woken by the
@@ -67,6 +69,34 @@ enum vnic_dev_limits {
 };
 
 /*
+ * Interrupt coalescing of the device's completion interrupts to the driver,
+ * in ethtool -C's terms (docs/MECHANISMS.md section 9). Per completion ring:
+ * the interrupt is raised once frames completions have been published since
+ * the last one, or usecs after the first of them, whichever comes first; 0
+ * turns a criterion off; both 0 (the default) is an interrupt per
+ * completion entry, as without coalescing. frames alone still never strands
+ * a completion: a timer of VNIC_DEV_COAL_BACKSTOP_US raises it. The entries
+ * themselves are published at once: a driver polling its ring sees them,
+ * only the interrupt waits. adaptive_rx / adaptive_tx: usecs and frames of
+ * that direction are ignored, each ring walks the profile table of coal.c
+ * by its own rates (core's vnic_dim).
+ */
+struct vnic_dev_coalesce {
+	uint32_t rx_usecs;
+	uint32_t rx_frames;
+	uint32_t tx_usecs;
+	uint32_t tx_frames;
+	bool adaptive_rx;
+	bool adaptive_tx;
+};
+
+enum vnic_dev_coal_limits {
+	VNIC_DEV_COAL_MAX_USECS = 100000,
+	VNIC_DEV_COAL_MAX_FRAMES = 4096,
+	VNIC_DEV_COAL_BACKSTOP_US = 1000,
+};
+
+/*
  * Device configuration. Fill it with vnic_dev_config_default() and change
  * what you need. The driver negotiates within these bounds.
  */
@@ -110,6 +140,8 @@ struct vnic_dev_config {
 	 * vnic_dev_faults_enable. Default: none.
 	 */
 	struct vnic_fault_cfg fault;
+	/* Completion interrupt coalescing; default all 0: an interrupt per completion. */
+	struct vnic_dev_coalesce coal;
 };
 
 struct vnic_dev;
@@ -169,7 +201,12 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * TX_RX_DESC_REQ number), neg_offloads (bitmask of the vnic_ip_offload
  * bytes 8..18 turned on by CONTROL_IP_OFFLOAD, bit i = byte 8 + i).
  * Settings (vnic_dev_set): hdr_mask (0 cautious, 1 exact), drop_missing_hdrs,
- * ctl_hdr_mask_changes.
+ * ctl_hdr_mask_changes. Coalescing, per tx queue and per rx queue N
+ * (docs/STATS.md): txN_irqs and rxN_irqs (completion interrupts raised,
+ * delivered or masked), txN_irqs_coalesced and rxN_irqs_coalesced
+ * (completions that raised no interrupt of their own), txN_dim_profile and
+ * rxN_dim_profile (the adaptive profile in force), txN_dim_moves and
+ * rxN_dim_moves (its changes).
  * Counters are written by the device's cpu only; read them from another
  * thread and a value may be stale.
  */
@@ -213,5 +250,16 @@ int vnic_dev_set(struct vnic_dev *dev, enum vnic_dev_hdr_mask mask, bool drop_mi
 /* Any thread: the header mask last set (or created with) and drop_missing_hdrs in force. */
 void vnic_dev_settings(const struct vnic_dev *dev, enum vnic_dev_hdr_mask *mask,
 		       bool *drop_missing_hdrs);
+
+/*
+ * Any thread, any time: coalescing as c says, from the device's next look
+ * (its coalescing poller, scheduled now). Completions waiting for an
+ * interrupt under the old settings get it then; turning adaptive on starts
+ * its walk at profile 0. 0, or -EINVAL (usecs above VNIC_DEV_COAL_MAX_USECS,
+ * frames above VNIC_DEV_COAL_MAX_FRAMES: nothing changed).
+ */
+int vnic_dev_set_coalesce(struct vnic_dev *dev, const struct vnic_dev_coalesce *c);
+/* Any thread: the coalescing last set (or created with). */
+void vnic_dev_coalesce_get(const struct vnic_dev *dev, struct vnic_dev_coalesce *out);
 
 #endif /* VNIC_DEVICE_H */

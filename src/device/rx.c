@@ -109,6 +109,7 @@ void vnic_dev_rx_forget(struct vnic_dev *dev, struct dev_rxq *rxq)
 	(void)dev;
 	vnic_ctr_set32(&rxq->head, rxq->tail);
 	rxq->has_unsent = false;
+	vnic_dev_coal_forget(&rxq->coal);
 	if (!rxq->add)
 		return;
 	while (vnic_subcrq_peek(rxq->add))
@@ -120,7 +121,7 @@ void vnic_dev_rx_forget(struct vnic_dev *dev, struct dev_rxq *rxq)
 /* false: the driver's ring is full and e waits in rxq->unsent. */
 static bool comp_send(struct vnic_dev *dev, struct dev_rxq *rxq, const union vnic_subcrq_entry *e)
 {
-	long rc = vnic_hv_send_subcrq(dev->hv, VNIC_HV_SERVER, rxq->comp_handle, e);
+	long rc = vnic_dev_coal_send(dev, &dev->coal.rx, &rxq->coal, rxq->comp_handle, e, 1);
 
 	if (rc == VNIC_H_SUCCESS) {
 		vnic_ctr_inc(&rxq->st.completions);

@@ -122,11 +122,10 @@ static void complete(struct dev_txq *txq, uint32_t correlator, uint8_t rc)
 /* Sends the outbox in order; false if the driver's ring is full (BUSY). */
 static bool comp_flush(struct dev_txq *txq)
 {
-	struct vnic_hv *hv = txq->dev->hv;
-
 	while (txq->ob_head != txq->ob_tail) {
 		const union vnic_subcrq_entry *e = &txq->outbox[txq->ob_head % TX_OUTBOX];
-		long rc = vnic_hv_send_subcrq(hv, VNIC_HV_SERVER, txq->comp_handle, e);
+		long rc = vnic_dev_coal_send(txq->dev, &txq->dev->coal.tx, &txq->coal,
+					     txq->comp_handle, e, e->tx_comp.num_comps);
 
 		if (rc == VNIC_H_BUSY) {
 			vnic_ctr_inc(&txq->st.comp_busy);
@@ -155,6 +154,7 @@ void vnic_dev_tx_forget(struct dev_txq *txq)
 	vnic_ctr_add(&txq->st.comp_reset, lost);
 	memset(&txq->comp, 0, sizeof(txq->comp));
 	txq->ob_head = txq->ob_tail = 0;
+	vnic_dev_coal_forget(&txq->coal);
 	txq->reserved = txq->used = 0;
 	txq->blocked = false;
 	txq->hdrs_wait = 0;

@@ -239,6 +239,19 @@ void vnic_hv_subcrq_irq_disable(struct vnic_subcrq *q);
 long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
 			 const union vnic_subcrq_entry *entry);
 /*
+ * Interrupt moderation (the device's coalescing, docs/MECHANISMS.md section
+ * 9): vnic_hv_send_subcrq_noirq publishes the entry as vnic_hv_send_subcrq
+ * does, same checks and return codes, but raises no interrupt;
+ * vnic_hv_subcrq_raise raises the ring's interrupt later (delivered if
+ * armed, counted in irqs or irqs_masked as any other), on the producer's
+ * thread. A consumer polling the ring sees the entries either way: only
+ * the interrupt waits. VNIC_H_SUCCESS, VNIC_H_PARAMETER (bad handle, wrong
+ * side), VNIC_H_CLOSED.
+ */
+long vnic_hv_send_subcrq_noirq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+			       const union vnic_subcrq_entry *entry);
+long vnic_hv_subcrq_raise(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle);
+/*
  * H_SEND_SUB_CRQ_INDIRECT: count entries read from the sender's DMA window at
  * ioba. All or nothing: VNIC_H_PARAMETER when count is 0 or above the limit,
  * or the array is not mapped; VNIC_H_BUSY when the ring lacks room for all.

@@ -285,8 +285,9 @@ void vnic_hv_subcrq_irq_disable(struct vnic_subcrq *q)
 
 /* --- hcalls (datapath, the producer's thread) ------------------------------------ */
 
-long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
-			 const union vnic_subcrq_entry *entry)
+/* H_SEND_SUB_CRQ; irq false: the entry is published, the interrupt left to the sender. */
+static long send_one(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+		     const union vnic_subcrq_entry *entry, bool irq)
 {
 	struct subcrq_slot *slot;
 	struct vnic_subcrq *q;
@@ -323,6 +324,41 @@ long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t ha
 	entry_publish(&q->ring[q->prod], entry, first);
 	q->prod = (q->prod + 1) & (q->size - 1);
 	vnic_ctr_add(&slot->sends, 1);
+	if (irq)
+		raise_irq(hv, q);
+	slot_put(slot);
+	return VNIC_H_SUCCESS;
+}
+
+long vnic_hv_send_subcrq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+			 const union vnic_subcrq_entry *entry)
+{
+	return send_one(hv, from, handle, entry, true);
+}
+
+long vnic_hv_send_subcrq_noirq(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle,
+			       const union vnic_subcrq_entry *entry)
+{
+	return send_one(hv, from, handle, entry, false);
+}
+
+long vnic_hv_subcrq_raise(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t handle)
+{
+	struct subcrq_slot *slot;
+	struct vnic_subcrq *q;
+
+	charge(hv->cost.hcall_direct_ns);
+	if (vnic_unlikely(!side_ok(from)))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	if (vnic_unlikely(!transport_open(hv)))
+		return send_fail(hv, VNIC_H_CLOSED);
+	q = slot_get(hv, handle, &slot);
+	if (vnic_unlikely(!q))
+		return send_fail(hv, VNIC_H_PARAMETER);
+	if (vnic_unlikely(q->owner == from)) {
+		slot_put(slot);
+		return send_fail(hv, VNIC_H_PARAMETER);
+	}
 	raise_irq(hv, q);
 	slot_put(slot);
 	return VNIC_H_SUCCESS;

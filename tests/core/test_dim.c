@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The dynamic interrupt moderation walk (src/core/dim.c) against scripts
- * worked out by hand from docs/MECHANISMS.md section 5: each row is one
+ * worked out by hand from docs/MECHANISMS.md section 9: each row is one
  * measurement's rates and the profile and state the walk must be in after
  * it. Then the sampling: no decision before VNIC_DIM_SAMPLE_EVENTS
  * interrupts, rates per millisecond from the counters' deltas.
@@ -32,34 +32,49 @@ struct script {
 	unsigned int moves; /* profile changes at the end */
 };
 
-#define R(b, p, e, prof, t) { b, p, e, prof, VNIC_DIM_##t }
+#define R(b, p, e, prof, t)                                                                        \
+	{                                                                                          \
+		b, p, e, prof, VNIC_DIM_##t                                                        \
+	}
 
 static const struct script scripts[] = {
 	/* 1: every step adds bytes: up to the top of the table, parked there */
-	{ "climbs while bytes grow", 4, { R(100, 1, 1, 1, UP), R(200, 1, 1, 2, UP),
-				       R(300, 1, 1, 3, UP), R(400, 1, 1, 3, PARKED) }, 3 },
+	{"climbs while bytes grow",
+	 4,
+	 {R(100, 1, 1, 1, UP), R(200, 1, 1, 2, UP), R(300, 1, 1, 3, UP), R(400, 1, 1, 3, PARKED)},
+	 3},
 	/* 2: the first step costs bytes: back to none, parked */
-	{ "a step that costs bytes is taken back", 2, { R(100, 1, 1, 1, UP),
-						     R(50, 1, 1, 0, PARKED) }, 2 },
+	{"a step that costs bytes is taken back",
+	 2,
+	 {R(100, 1, 1, 1, UP), R(50, 1, 1, 0, PARKED)},
+	 2},
 	/* 3: parked on 50; 54 and 45 are within 10%, 44 is not: the walk starts up again */
-	{ "parked until the rates move", 5, { R(100, 1, 1, 1, UP), R(50, 1, 1, 0, PARKED),
-					   R(54, 1, 1, 0, PARKED), R(45, 1, 1, 0, PARKED),
-					   R(44, 1, 1, 1, UP) }, 3 },
+	{"parked until the rates move",
+	 5,
+	 {R(100, 1, 1, 1, UP), R(50, 1, 1, 0, PARKED), R(54, 1, 1, 0, PARKED),
+	  R(45, 1, 1, 0, PARKED), R(44, 1, 1, 1, UP)},
+	 3},
 	/* 4: bytes even: more packets is better, fewer worse */
-	{ "bytes even, packets decide", 3, { R(1000, 10, 1, 1, UP), R(1000, 20, 1, 2, UP),
-					  R(1000, 10, 1, 1, PARKED) }, 3 },
+	{"bytes even, packets decide",
+	 3,
+	 {R(1000, 10, 1, 1, UP), R(1000, 20, 1, 2, UP), R(1000, 10, 1, 1, PARKED)},
+	 3},
 	/* 5: bytes and packets even: fewer interrupts is better, the same is not */
-	{ "fewer interrupts for the same work", 3, { R(1000, 10, 100, 1, UP),
-						  R(1000, 10, 50, 2, UP),
-						  R(1000, 10, 50, 1, PARKED) }, 3 },
+	{"fewer interrupts for the same work",
+	 3,
+	 {R(1000, 10, 100, 1, UP), R(1000, 10, 50, 2, UP), R(1000, 10, 50, 1, PARKED)},
+	 3},
 	/* 6: parked at the top, a change walks down first; a worse step is taken back */
-	{ "down first from a park", 7, { R(100, 1, 1, 1, UP), R(200, 1, 1, 2, UP),
-				      R(300, 1, 1, 3, UP), R(400, 1, 1, 3, PARKED),
-				      R(800, 1, 1, 2, DOWN), R(900, 1, 1, 1, DOWN),
-				      R(500, 1, 1, 2, PARKED) }, 6 },
+	{"down first from a park",
+	 7,
+	 {R(100, 1, 1, 1, UP), R(200, 1, 1, 2, UP), R(300, 1, 1, 3, UP), R(400, 1, 1, 3, PARKED),
+	  R(800, 1, 1, 2, DOWN), R(900, 1, 1, 1, DOWN), R(500, 1, 1, 2, PARKED)},
+	 6},
 	/* 7: nothing flows: the first measurement is no better than none, parked at 0 */
-	{ "idle stays put", 3, { R(0, 0, 0, 0, PARKED), R(0, 0, 0, 0, PARKED),
-			      R(0, 0, 0, 0, PARKED) }, 0 },
+	{"idle stays put",
+	 3,
+	 {R(0, 0, 0, 0, PARKED), R(0, 0, 0, 0, PARKED), R(0, 0, 0, 0, PARKED)},
+	 0},
 };
 
 static void test_dim_scripts(void **state)
@@ -73,8 +88,8 @@ static void test_dim_scripts(void **state)
 		vnic_dim_init(&d, NPROF);
 		for (unsigned int i = 0; i < sc->n; i++) {
 			const struct row *r = &sc->rows[i];
-			struct vnic_dim_rates rates = { .ppms = r->ppms, .bpms = r->bpms,
-							.epms = r->epms };
+			struct vnic_dim_rates rates = {
+				.ppms = r->ppms, .bpms = r->bpms, .epms = r->epms};
 			bool moved = vnic_dim_decide(&d, &rates);
 
 			if (d.prof != r->prof || d.tune != r->tune || moved != (d.prof != was))
@@ -106,7 +121,7 @@ static void test_dim_table_bounds(void **state)
 static void test_dim_sampling(void **state)
 {
 	struct vnic_dim d;
-	struct vnic_dim_sample s = { .ns = 1000000000, .pkts = 5, .bytes = 5000, .events = 7 };
+	struct vnic_dim_sample s = {.ns = 1000000000, .pkts = 5, .bytes = 5000, .events = 7};
 
 	(void)state;
 	vnic_dim_init(&d, NPROF);
