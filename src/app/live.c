@@ -8,8 +8,8 @@
  * How a change reaches the running vNICs:
  *   - live, at once: the driver's policies (vnic_drv_set_policies runs them
  *     on the driver's own thread), the busy-poll, the cable's rate, delay,
- *     loss, reorder, corrupt and seed, the device's drop-missing-hdrs, the
- *     faults;
+ *     loss, reorder, corrupt and seed, the device's drop-missing-hdrs and
+ *     interrupt coalescing (rx-usecs ... adaptive-tx), the faults;
  *   - through a reset of the driver: mtu, tx-entries, rx-entries, queues
  *     (change-param, as ibmvnic's do_change_param_reset), and hdr-mask (the
  *     device announces a new mask: the driver negotiates again);
@@ -49,6 +49,9 @@ static const struct {
 	{ "loss", HOW_CABLE },		{ "reorder", HOW_CABLE },
 	{ "corrupt", HOW_CABLE },	{ "seed", HOW_CABLE },
 	{ "drop-missing-hdrs", HOW_DEVICE }, { "hdr-mask", HOW_DEVICE },
+	{ "rx-usecs", HOW_DEVICE },	{ "rx-frames", HOW_DEVICE },
+	{ "tx-usecs", HOW_DEVICE },	{ "tx-frames", HOW_DEVICE },
+	{ "adaptive-rx", HOW_DEVICE },	{ "adaptive-tx", HOW_DEVICE },
 	{ "mtu", HOW_RESET },		{ "queues", HOW_RESET },
 	{ "tx-entries", HOW_RESET },	{ "rx-entries", HOW_RESET },
 	{ "fault", HOW_FAULT },
@@ -92,6 +95,25 @@ static void negotiated_of(const struct vnic_live *l, unsigned int s, struct nego
 	n->carrier = drv_ctr(l, s, "carrier");
 }
 
+/* The coalescing in force on side s's device, as ethtool -c shows it. */
+static void show_coalesce(const struct vnic_live *l, unsigned int s, FILE *f)
+{
+	struct vnic_dev_coalesce c;
+
+	vnic_dev_coalesce_get(l->dev[s], &c);
+	fprintf(f, "  coalescing   rx-usecs %u rx-frames %u adaptive-rx %s, tx-usecs %u "
+		   "tx-frames %u adaptive-tx %s\n",
+		c.rx_usecs, c.rx_frames, c.adaptive_rx ? "on" : "off", c.tx_usecs, c.tx_frames,
+		c.adaptive_tx ? "on" : "off");
+}
+
+static bool coalesce_differs(const struct vnic_dev_coalesce *a, const struct vnic_dev_coalesce *b)
+{
+	return a->rx_usecs != b->rx_usecs || a->rx_frames != b->rx_frames ||
+	       a->tx_usecs != b->tx_usecs || a->tx_frames != b->tx_frames ||
+	       a->adaptive_rx != b->adaptive_rx || a->adaptive_tx != b->adaptive_tx;
+}
+
 static void show_text(const struct vnic_live *l, FILE *f)
 {
 	const char *names[VNIC_TOPO_OPTS_MAX];
@@ -116,8 +138,7 @@ static void show_text(const struct vnic_live *l, FILE *f)
 			snprintf(key, sizeof(key), "tx%u_bql_limit", q);
 			fprintf(f, "  bql          tx%u limit %" PRIu64 "\n", q, drv_ctr(l, s, key));
 		}
-		fprintf(f, "  coalescing   none: an interrupt per completion round, masked while "
-			   "NAPI polls\n");
+		show_coalesce(l, s, f);
 	}
 	fprintf(f, "settings:\n");
 	for (unsigned int i = 0; i < n && i < VNIC_TOPO_OPTS_MAX; i++) {
@@ -381,6 +402,18 @@ static int apply(struct vnic_live *l, const struct vnic_topo_config *want, FILE 
 		cur->dev.drop_missing_hdrs = want->dev.drop_missing_hdrs;
 		fprintf(f, "ok: device changed, %s\n",
 			reneg ? "the drivers negotiate again (a reset)" : "live");
+	}
+	if (coalesce_differs(&cur->dev.coal, &want->dev.coal)) {
+		for (s = 0; s < l->nsides; s++) {
+			err = vnic_dev_set_coalesce(l->dev[s], &want->dev.coal);
+			if (err) {
+				fprintf(f, "error: side %s: coalescing: %s\n", side_names[s],
+					strerror(-err));
+				return err;
+			}
+		}
+		cur->dev.coal = want->dev.coal;
+		fputs("ok: coalescing changed, live\n", f);
 	}
 	if (cur->drv.mtu != want->drv.mtu || cur->drv.tx_queues != want->drv.tx_queues ||
 	    cur->drv.tx_entries != want->drv.tx_entries ||

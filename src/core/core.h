@@ -434,7 +434,8 @@ static inline uint32_t vnic_dql_inflight(const struct vnic_dql *dql)
  * the byte rate (or, bytes even, the packet rate; or, both even, lowered
  * the interrupt rate) is followed by another the same way; one that did
  * not is taken back, and the walk parks there (or at either end of the
- * table) until the rates move away from where it parked. The same idea as Linux's net_dim
+ * table) until the rates move away from where it parked, after a rest that
+ * grows with each step in a row taken back. The same idea as Linux's net_dim
  * (https://docs.kernel.org/networking/net_dim.html), written from that
  * description. Pure: no clock, no threads; the caller owns it.
  */
@@ -448,6 +449,7 @@ enum vnic_dim_limits {
 	VNIC_DIM_SAMPLE_EVENTS = 64,   /* interrupts per measurement */
 	VNIC_DIM_SIGNIFICANT_PCT = 10, /* a rate change smaller than this is "the same" */
 	VNIC_DIM_MAX_PROFILES = 8,
+	VNIC_DIM_REST_MAX = 64, /* measurements a park sits out at most */
 };
 
 /* Cumulative counts at one instant: the caller's counters, as they are. */
@@ -470,6 +472,7 @@ struct vnic_dim {
 	unsigned int prof;	      /* the profile in force */
 	enum vnic_dim_tune tune;
 	unsigned int steps_up, steps_down; /* since the walk started */
+	unsigned int rest, rest_next;	   /* measurements to sit out parked; the next rest */
 	bool measuring;
 	uint64_t moves; /* profile changes */
 	uint64_t samples;

@@ -13,15 +13,23 @@
  *     fewer interrupts for the same work;
  *   - walking, a better measurement takes another step the same way; one
  *     that is not better takes the step back (the profile before was at
- *     least as good) and parks there;
+ *     least as good) and parks there, with that profile's measurement as
+ *     the reference;
  *   - at either end of the table the walk parks too;
+ *   - a park after a step that did not pay sits out a number of
+ *     measurements first, 1, then 2, 4 ... up to VNIC_DIM_REST_MAX for each
+ *     such excursion in a row, and 1 again after a step that paid: on a
+ *     noisy machine the rates of one measurement differ from the next by
+ *     more than the threshold, and each excursion they trigger costs a
+ *     measurement at a profile already found worse (Linux's walk rests
+ *     when tired for the same reason);
  *   - parked, it keeps the measurement it parked on as its reference and
  *     starts again only when the rates move away from it, towards less
  *     moderation first unless already at none: latency is what moderation
  *     costs, so the walk never stays up without cause.
- * Linux's walk also turns without parking and rests when it has stepped
- * too often; ours parks at the first step that does not pay, so it cannot
- * step more than the table's length between two parks.
+ * Linux's walk also turns without parking; ours parks at the first step
+ * that does not pay, so it cannot step more than the table's length
+ * between two parks.
  */
 #include <string.h>
 
@@ -80,7 +88,10 @@ static void unpark(struct vnic_dim *d)
 	step(d);
 }
 
-/* The last step did not pay: take it back and stay there. */
+/*
+ * The last step did not pay: take it back and stay there, deaf to changes
+ * for a rest that doubles with every excursion in a row that failed.
+ */
 static void step_back(struct vnic_dim *d)
 {
 	if (d->tune == VNIC_DIM_UP && d->steps_up && d->prof > 0)
@@ -88,6 +99,9 @@ static void step_back(struct vnic_dim *d)
 	else if (d->tune == VNIC_DIM_DOWN && d->steps_down && d->prof + 1 < d->nprof)
 		d->prof++;
 	park(d);
+	d->rest = d->rest_next;
+	if (d->rest_next < VNIC_DIM_REST_MAX)
+		d->rest_next *= 2;
 }
 
 void vnic_dim_init(struct vnic_dim *dim, unsigned int nprof)
@@ -99,6 +113,7 @@ void vnic_dim_init(struct vnic_dim *dim, unsigned int nprof)
 		nprof = VNIC_DIM_MAX_PROFILES;
 	dim->nprof = nprof;
 	dim->tune = VNIC_DIM_UP;
+	dim->rest_next = 1;
 }
 
 bool vnic_dim_decide(struct vnic_dim *dim, const struct vnic_dim_rates *cur)
@@ -107,6 +122,10 @@ bool vnic_dim_decide(struct vnic_dim *dim, const struct vnic_dim_rates *cur)
 
 	switch (dim->tune) {
 	case VNIC_DIM_PARKED:
+		if (dim->rest) {
+			dim->rest--;
+			return false;
+		}
 		/* the reference stays the measurement parked on: a slow drift still shows */
 		if (compare(cur, &dim->prev) == SAME)
 			return false;
@@ -114,13 +133,22 @@ bool vnic_dim_decide(struct vnic_dim *dim, const struct vnic_dim_rates *cur)
 		break;
 	case VNIC_DIM_UP:
 	case VNIC_DIM_DOWN:
-		if (compare(cur, &dim->prev) == BETTER)
-			step(dim);
-		else
+		if (compare(cur, &dim->prev) != BETTER) {
+			/*
+			 * The reference stays the measurement of the profile we go
+			 * back to: compared with the worse one, the next look there
+			 * would see a change and walk straight into it again.
+			 */
 			step_back(dim);
+			goto moved;
+		}
+		/* a step that paid: the rates move for real, the next rest is short */
+		dim->rest_next = 1;
+		step(dim);
 		break;
 	}
 	dim->prev = *cur;
+moved:
 	if (dim->prof != was)
 		dim->moves++;
 	return dim->prof != was;

@@ -48,11 +48,15 @@ static const struct script scripts[] = {
 	 2,
 	 {R(100, 1, 1, 1, UP), R(50, 1, 1, 0, PARKED)},
 	 2},
-	/* 3: parked on 50; 54 and 45 are within 10%, 44 is not: the walk starts up again */
+	/*
+	 * 3: parked on profile 0, whose measurement (100) stays the reference,
+	 * not the worse one of profile 1 (50): 95 and 109 are within 10% of it,
+	 * 89 is not, and the walk starts up again
+	 */
 	{"parked until the rates move",
 	 5,
-	 {R(100, 1, 1, 1, UP), R(50, 1, 1, 0, PARKED), R(54, 1, 1, 0, PARKED),
-	  R(45, 1, 1, 0, PARKED), R(44, 1, 1, 1, UP)},
+	 {R(100, 1, 1, 1, UP), R(50, 1, 1, 0, PARKED), R(95, 1, 1, 0, PARKED),
+	  R(109, 1, 1, 0, PARKED), R(89, 1, 1, 1, UP)},
 	 3},
 	/* 4: bytes even: more packets is better, fewer worse */
 	{"bytes even, packets decide",
@@ -70,7 +74,17 @@ static const struct script scripts[] = {
 	 {R(100, 1, 1, 1, UP), R(200, 1, 1, 2, UP), R(300, 1, 1, 3, UP), R(400, 1, 1, 3, PARKED),
 	  R(800, 1, 1, 2, DOWN), R(900, 1, 1, 1, DOWN), R(500, 1, 1, 2, PARKED)},
 	 6},
-	/* 7: nothing flows: the first measurement is no better than none, parked at 0 */
+	/*
+	 * 7: each excursion taken back rests longer: 1 measurement, then 2,
+	 * deaf to changes meanwhile
+	 */
+	{"failed excursions rest longer",
+	 8,
+	 {R(100, 1, 1, 1, UP), R(50, 1, 1, 0, PARKED), R(200, 1, 1, 0, PARKED),
+	  R(200, 1, 1, 1, UP), R(100, 1, 1, 0, PARKED), R(300, 1, 1, 0, PARKED),
+	  R(300, 1, 1, 0, PARKED), R(300, 1, 1, 1, UP)},
+	 5},
+	/* 8: nothing flows: the first measurement is no better than none, parked at 0 */
 	{"idle stays put",
 	 3,
 	 {R(0, 0, 0, 0, PARKED), R(0, 0, 0, 0, PARKED), R(0, 0, 0, 0, PARKED)},
