@@ -8,6 +8,11 @@
  * while it transmits. Every packet must be completed once with SUCCESS,
  * every frame must reach the wire with valid checksums, every rx frame must
  * land in a posted buffer. Run under TSan in CI (label "threaded").
+ *
+ * The second run does the same while the test thread changes the device's
+ * interrupt coalescing every COAL_EVERY packets (vnic_dev_set_coalesce, the
+ * hand-off to the device's coalescing poller), and checks that in the end
+ * every completion was signalled by an interrupt: none stranded.
  */
 #include <errno.h>
 #include <sched.h>
@@ -33,6 +38,15 @@ enum {
 	LSO_SEGS = (LSO_PAYLOAD + LSO_MSS - 1) / LSO_MSS,
 	RX_BUFS = 64,
 	RX_EVERY = 3, /* one rx frame per this many tx packets */
+	COAL_EVERY = 97,
+};
+
+/* What the second run cycles through: off, fixed, frames alone, adaptive. */
+static const struct vnic_dev_coalesce coal_cycle[] = {
+	{0},
+	{.rx_usecs = 50, .rx_frames = 8, .tx_usecs = 20, .tx_frames = 16},
+	{.rx_frames = 4, .tx_frames = 4},
+	{.adaptive_rx = true, .adaptive_tx = true},
 };
 
 struct tx_slot {
@@ -151,17 +165,25 @@ static void reap(struct h_env *e, struct counts *c)
 	c->rx_done += n;
 }
 
-static void test_threads(void **state)
+/* Every completion sent was signalled by an interrupt of its own or by a later one. */
+static bool all_signalled(struct h_env *e)
+{
+	return h_ctr(e, "tx0_irqs") + h_ctr(e, "tx0_irqs_coalesced") ==
+		       h_ctr(e, "tx0_completions") &&
+	       h_ctr(e, "rx0_irqs") + h_ctr(e, "rx0_irqs_coalesced") == h_ctr(e, "rx0_completions");
+}
+
+static void run(bool vary_coal)
 {
 	struct h_env *e = &env;
 	struct counts c = {0};
 	unsigned int i, s = 0, expected_frames = 0;
 	uint64_t end;
 
-	(void)state;
 	h_create(e, NULL, NULL);
 	h_start(e);
 	h_bringup(e, 1, 1);
+	memset(slots, 0, sizeof(slots));
 	for (i = 0; i < SLOTS + LSO_SLOTS; i++)
 		build_slot(e, i);
 	{
@@ -178,6 +200,9 @@ static void test_threads(void **state)
 
 	end = vnic_now_ns() + 60000000000ull;
 	for (i = 0; i < N; i++) {
+		if (vary_coal && i % COAL_EVERY == 0)
+			assert_int_equal(
+				vnic_dev_set_coalesce(e->dev, &coal_cycle[i / COAL_EVERY % 4]), 0);
 		/* every tenth an LSO superpacket, else the next free small slot */
 		unsigned int want = i % 10 == 9 ? SLOTS + i / 10 % LSO_SLOTS : s;
 
@@ -203,6 +228,15 @@ static void test_threads(void **state)
 	}
 	assert_int_equal(c.completed, N);
 	assert_int_equal(c.frames, expected_frames);
+	/* the last interrupts come from a timer at most the backstop away */
+	while (vary_coal && !all_signalled(e)) {
+		assert_true((int64_t)(vnic_now_ns() - end) < 0);
+		sched_yield();
+	}
+	if (vary_coal)
+		print_message("completions signalled by a later interrupt: tx %llu, rx %llu\n",
+			      (unsigned long long)h_ctr(e, "tx0_irqs_coalesced"),
+			      (unsigned long long)h_ctr(e, "rx0_irqs_coalesced"));
 
 	/* a clean close, answered once the device is done */
 	assert_int_equal(h_link(e, VNIC_LINK_DOWN), VNIC_RC_SUCCESS);
@@ -217,10 +251,23 @@ static void test_threads(void **state)
 	h_destroy(e);
 }
 
+static void test_threads(void **state)
+{
+	(void)state;
+	run(false);
+}
+
+static void test_threads_coalesce(void **state)
+{
+	(void)state;
+	run(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_threads_coalesce),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
