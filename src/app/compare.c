@@ -54,6 +54,18 @@ static const struct cmp_path paths[] = {
 	{ "no-tso", { "tx:lso_packets" }, { "LSO sends" } },
 	{ "tx-buf", { "tx:mapped_packets" }, { "superpackets sent from the host's buffer" } },
 	{ "rx-agg", { "rx:gro_chained" }, { "segments chained, not copied" } },
+	{ "rx-usecs", { "devrx:irqs", "devrx:irqs_coalesced" },
+	  { "rx completion interrupts", "rx completions coalesced" } },
+	{ "rx-frames", { "devrx:irqs", "devrx:irqs_coalesced" },
+	  { "rx completion interrupts", "rx completions coalesced" } },
+	{ "adaptive-rx", { "devrx:irqs", "devrx:irqs_coalesced", "devrx:dim_moves" },
+	  { "rx completion interrupts", "rx completions coalesced", "profile moves" } },
+	{ "tx-usecs", { "dev:irqs", "dev:irqs_coalesced" },
+	  { "tx completion interrupts", "tx completions coalesced" } },
+	{ "tx-frames", { "dev:irqs", "dev:irqs_coalesced" },
+	  { "tx completion interrupts", "tx completions coalesced" } },
+	{ "adaptive-tx", { "dev:irqs", "dev:irqs_coalesced", "dev:dim_moves" },
+	  { "tx completion interrupts", "tx completions coalesced", "profile moves" } },
 };
 
 struct cmp_round {
@@ -176,12 +188,16 @@ static const struct cmp_path *path_of(const char *option)
 	return NULL;
 }
 
-/* A path counter ("tx:direct_packets") summed over queues and both sides (device A for dev:). */
+/*
+ * A path counter ("tx:direct_packets") summed over queues and both sides
+ * (device A's tx queues for dev:, its rx queues for devrx:).
+ */
 static uint64_t path_counter(const struct vnic_topo *t, const char *spec)
 {
 	char full[VNIC_COUNTER_NAME_MAX + 16];
 	const char *name = strchr(spec, ':') + 1;
-	bool dev = !strncmp(spec, "dev:", 4), rx = !strncmp(spec, "rx:", 3);
+	bool devrx = !strncmp(spec, "devrx:", 6);
+	bool dev = devrx || !strncmp(spec, "dev:", 4), rx = devrx || !strncmp(spec, "rx:", 3);
 	uint64_t sum = 0;
 
 	for (unsigned int q = 0; q < VNIC_MAX_QUEUES; q++) {
