@@ -63,6 +63,9 @@ trap cleanup EXIT
 start_vnic() {
 	local h=$1 spec=$2 out=$WORK/vnic$1.out app end
 	eval "app=\$A$h"
+	# emptied here, not by the background job's redirect: the loop below
+	# must not find the "up" of this instance's previous run
+	: >"$out"
 	"$VNIC" link --wire "$spec" --new-ns-a "$app" --addr-a "10.62.0.$h/24" \
 		--addr6-a "fd00:62::$h/64" --name "vsw-$h-$$" --quiet >"$out" 2>&1 &
 	PIDS[h - 1]=$!
