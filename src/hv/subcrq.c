@@ -348,7 +348,7 @@ long vnic_hv_subcrq_raise(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t h
 	struct vnic_subcrq *q;
 
 	charge(hv->cost.hcall_direct_ns);
-	if (vnic_unlikely(!side_ok(from)))
+	if (vnic_unlikely(!side_ok(from) || (hv->split && from != hv->split->side)))
 		return send_fail(hv, VNIC_H_PARAMETER);
 	if (vnic_unlikely(!transport_open(hv)))
 		return send_fail(hv, VNIC_H_CLOSED);
@@ -359,6 +359,7 @@ long vnic_hv_subcrq_raise(struct vnic_hv *hv, enum vnic_hv_side from, uint32_t h
 		slot_put(slot);
 		return send_fail(hv, VNIC_H_PARAMETER);
 	}
+	/* split: a ring of the other process is rung with its doorbell, as a send is */
 	raise_irq(hv, q);
 	slot_put(slot);
 	return VNIC_H_SUCCESS;
