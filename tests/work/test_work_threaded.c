@@ -254,6 +254,9 @@ static bool rr_quiet(void *ctx)
 	return vnic_rr_quiesced(((struct rr_wait *)ctx)->rr);
 }
 
+/* 64 s: a loss probe 2 s after the last send, the RTO never within a test's time */
+#define THREADED_RTO_MIN_NS 64000000000ull
+
 static void test_rr_threaded(void **state)
 {
 	struct vnic_rr_opts o = { .sessions = 20, .req_size = 100, .resp_size = 3000 };
@@ -263,7 +266,12 @@ static void test_rr_threaded(void **state)
 
 	(void)state;
 	bed_init(&b, VNIC_NETIF_F_CSUM, 2048);
-	o.tcp.rto_min_ns = 5000000000ull;	/* never fires: the cable loses nothing */
+	/*
+	 * No timer may fire: the cable loses nothing. A loss probe waits
+	 * 2 SRTT + floor / 32, so the floor is one no stall of a loaded
+	 * machine under TSan reaches (a 5 s floor's 156 ms was reached).
+	 */
+	o.tcp.rto_min_ns = THREADED_RTO_MIN_NS;
 	assert_int_equal(vnic_rr_create(&w.rr, &b.net[0].dev, &b.pool[0], &b.net[1].dev,
 					&b.pool[1], &o),
 			 0);
@@ -316,7 +324,7 @@ static void test_stream_threaded(void **state)
 	 * driver, the offloads appear only after create, once the cpus run
 	 * (the driver's open), and start must take them from there. */
 	bed_init(&b, 0, VNIC_PKT_MAX_LEN + 128);
-	o.tcp.rto_min_ns = 5000000000ull;
+	o.tcp.rto_min_ns = THREADED_RTO_MIN_NS;
 	assert_int_equal(vnic_stream_create(&w.st, &b.net[0].dev, &b.pool[0], &b.net[1].dev,
 					    &b.pool[1], &o),
 			 0);
