@@ -9,7 +9,8 @@
  * to the queue RSS picks (Toeplitz hash of the default key over the 4-tuple,
  * or the 2-tuple; a single queue does not hash), into that queue's oldest
  * buffer, translated at use. The IPv4 header checksum and the TCP/UDP
- * checksum are verified and reported in the rx completion flags; frames that
+ * checksum are verified (the latter summed while the frame is copied into
+ * the buffer) and reported in the rx completion flags; frames that
  * do not parse are delivered with the flags clear. No buffer: the frame is
  * dropped and counted, never held (the wire would back up behind it).
  *
@@ -157,9 +158,16 @@ static bool retry_unsent(struct vnic_dev *dev)
 
 /* --- one frame ------------------------------------------------------------------ */
 
-/* Verifies what can be verified; returns the rx completion flags. */
-static uint8_t csum_flags(struct dev_rxq *rxq, const uint8_t *frame, const struct vnic_hdrs *h)
+/*
+ * Copies the frame into the posted buffer and verifies what can be
+ * verified, the L4 sum taken during the copy; returns the rx completion
+ * flags.
+ */
+static uint8_t copy_verify(struct dev_rxq *rxq, uint8_t *dst, const uint8_t *frame, uint32_t len,
+			   const struct vnic_hdrs *h)
 {
+	bool l4 = (h->l4_proto == VNIC_IPPROTO_TCP || h->l4_proto == VNIC_IPPROTO_UDP) &&
+		  (h->flags & VNIC_HDRS_F_L4) && !(h->flags & VNIC_HDRS_F_FRAG);
 	uint8_t flags = 0;
 
 	if (h->l3_proto == VNIC_ETH_P_IP) {
@@ -174,14 +182,13 @@ static uint8_t csum_flags(struct dev_rxq *rxq, const uint8_t *frame, const struc
 		flags |= VNIC_RXC_IP_CHKSUM_GOOD;
 		vnic_ctr_inc(&rxq->st.ip_csum_good);
 	}
-	if ((h->l4_proto == VNIC_IPPROTO_TCP || h->l4_proto == VNIC_IPPROTO_UDP) &&
-	    (h->flags & VNIC_HDRS_F_L4) && !(h->flags & VNIC_HDRS_F_FRAG)) {
-		if (vnic_csum_l4_ok(frame, h)) {
-			flags |= VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
-			vnic_ctr_inc(&rxq->st.csum_good);
-		} else {
-			vnic_ctr_inc(&rxq->st.csum_bad);
-		}
+	if (!l4) {
+		memcpy(dst, frame, len);
+	} else if (vnic_csum_l4_copy_ok(dst, frame, len, h)) {
+		flags |= VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
+		vnic_ctr_inc(&rxq->st.csum_good);
+	} else {
+		vnic_ctr_inc(&rxq->st.csum_bad);
 	}
 	return flags;
 }
@@ -245,13 +252,14 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 		vnic_be16_put(&e.rx_comp.rc, VNIC_RC_INVALIDIOBA);
 		return comp_send(dev, rxq, &e);
 	}
-	memcpy(dst, f->data, f->len);
+	if (err == VNIC_PARSE_OK) {
+		flags = copy_verify(rxq, dst, f->data, f->len, &h);
+	} else {
+		memcpy(dst, f->data, f->len);
+		vnic_ctr_inc(&dev->rx_st.parse_errors);
+	}
 	/* The cost model's DMA: the device writes the frame into the client's memory. */
 	vnic_hv_dma_charge(dev->hv, f->len);
-	if (err == VNIC_PARSE_OK)
-		flags = csum_flags(rxq, f->data, &h);
-	else
-		vnic_ctr_inc(&dev->rx_st.parse_errors);
 
 	e.rx_comp.flags = flags | VNIC_RXC_END_FRAME;
 	vnic_be32_put(&e.rx_comp.len, f->len);

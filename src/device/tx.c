@@ -7,9 +7,10 @@
  * descriptors it counts, flags, offloads turned on, map id, ioba and length
  * inside the long-term buffer, the frame's own headers), then
  *   plain     copy from the long-term buffer into a wire slot;
- *   checksum  copy, then compute the L4 checksum on the copy from scratch;
+ *   checksum  copy and compute the L4 checksum from scratch in one pass;
  *   LSO       segment straight from the long-term buffer into wire slots,
- *             each segment with complete checksums.
+ *             each segment with complete checksums, each payload summed
+ *             as it is copied.
  * A refused descriptor is completed with an rc and counted by reason; the
  * engine keeps going. Correlators are echoed as they came, up to five per
  * tx completion entry, sent at the end of each poll after the frames are
@@ -424,11 +425,11 @@ static bool prot_match(uint8_t flags1, uint16_t l3_proto, uint8_t l4_proto)
 }
 
 /*
- * Copies the frame into one wire slot. 1 done, 0 no slot yet (the caller
+ * One wire slot with room for the frame. 1 done, 0 no slot yet (the caller
  * retries later), -1 with *why set.
  */
-static int copy_to_slot(struct dev_txq *txq, const struct tx_req *r, struct vnic_pkt **out,
-			enum tx_drop *why)
+static int slot_for(struct dev_txq *txq, const struct tx_req *r, struct vnic_pkt **out,
+		    enum tx_drop *why)
 {
 	struct vnic_pkt **slot = get_slots(txq, 1, r->hint);
 
@@ -438,9 +439,20 @@ static int copy_to_slot(struct dev_txq *txq, const struct tx_req *r, struct vnic
 		*why = TX_DROP_BAD_LEN;
 		return -1;
 	}
-	memcpy(slot[0]->data, r->frame, r->len);
-	slot[0]->len = r->len;
 	*out = slot[0];
+	return 1;
+}
+
+/* Copies the frame into one wire slot; returns as slot_for. */
+static int copy_to_slot(struct dev_txq *txq, const struct tx_req *r, struct vnic_pkt **out,
+			enum tx_drop *why)
+{
+	int ret = slot_for(txq, r, out, why);
+
+	if (ret != 1)
+		return ret;
+	memcpy((*out)->data, r->frame, r->len);
+	(*out)->len = r->len;
 	return 1;
 }
 
@@ -473,11 +485,12 @@ static int send_plain(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 
 /*
  * Checksum offload: parse the driver's frame to learn where L4 is (its
- * header descriptors only have to agree), copy, and compute the checksum on
- * our copy, from scratch: the field's content is never trusted, and the
- * driver cannot change the bytes between the sum and the wire. h was taken
- * from the long-term buffer, but only its offsets and lengths are used, and
- * those are inside len whatever the bytes are now.
+ * header descriptors only have to agree), then copy and compute the
+ * checksum from scratch in one pass (vnic_csum_l4_copy_set): the field's
+ * content is never trusted, the sum is of the bytes as they land in the
+ * slot, so the driver cannot change them between the sum and the wire. h
+ * was taken from the long-term buffer, but only its offsets and lengths are
+ * used, and those are inside len whatever the bytes are now.
  */
 static int send_csum(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 {
@@ -495,13 +508,14 @@ static int send_csum(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 		*why = TX_DROP_HDR_LEN_MISMATCH;
 		return -1;
 	}
-	ret = copy_to_slot(txq, r, &slot, why);
+	ret = slot_for(txq, r, &slot, why);
 	if (ret != 1)
 		return ret;
-	if (vnic_unlikely(vnic_csum_l4_set(slot->data, &h))) {
+	if (vnic_unlikely(vnic_csum_l4_copy_set(slot->data, r->frame, r->len, &h))) {
 		*why = TX_DROP_BAD_HEADERS;
 		return -1;
 	}
+	slot->len = r->len;
 	txq->used++;
 	vnic_ctr_inc(&txq->st.csum_inserted);
 	return 1;

@@ -9,6 +9,11 @@
  * the byte-swapped image of the big-endian sum, so the folded result can be
  * stored back into a frame as raw memory with no htons.
  *
+ * vnic_csum_copy and the vnic_csum_l4_copy_* helpers copy and sum in one
+ * pass: each word is loaded once, stored to the destination and added, so a
+ * frame that is copied anyway (a segment into a wire slot, a frame into a
+ * posted rx buffer) is not read a second time to be summed.
+ *
  * Every vnic_wsum_t this file returns is fully folded to 16 bits (never more
  * than 0xffff, and 0 only for all-zero input). A ones'-complement sum has
  * exactly one representative in [1, 0xffff] for non-zero data, so the value
@@ -16,6 +21,7 @@
  * implementation returns bit-identical results, not just equal checksums.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -52,11 +58,13 @@ enum {
  * wrapper below handles those, so every kernel shares one edge-case path.
  */
 typedef uint64_t (*csum_blocks_fn)(const uint8_t *p, size_t nblocks);
-
+/* The same, storing each block at dst as it is summed (csum_int.h). */
+typedef uint64_t (*csum_copy_blocks_fn)(uint8_t *dst, const uint8_t *src, size_t nblocks);
 
 struct csum_impl {
 	const char *name;
 	csum_blocks_fn blocks;
+	csum_copy_blocks_fn copy_blocks;
 	bool (*supported)(void);
 };
 
@@ -85,6 +93,16 @@ static inline uint64_t ld64(const uint8_t *p)
 }
 
 static inline void st16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void st32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void st64(uint8_t *p, uint64_t v)
 {
 	memcpy(p, &v, sizeof(v));
 }
@@ -167,6 +185,50 @@ static uint64_t csum_blocks_scalar(const uint8_t *p, size_t nblocks)
 	return add64(add64(add64(a0, a1), add64(a2, a3)), c0 + c1 + c2 + c3);
 }
 
+/* csum_blocks_scalar with a store behind every load: the same sum, the same carry bookkeeping. */
+static uint64_t csum_copy_blocks_scalar(uint8_t *dst, const uint8_t *src, size_t nblocks)
+{
+	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+	uint64_t c0 = 0, c1 = 0, c2 = 0, c3 = 0;
+	uint64_t w;
+
+	for (; nblocks; nblocks--, src += CSUM_BLOCK, dst += CSUM_BLOCK) {
+		w = ld64(src);
+		st64(dst, w);
+		a0 += w;
+		c0 += a0 < w;
+		w = ld64(src + 8);
+		st64(dst + 8, w);
+		a1 += w;
+		c1 += a1 < w;
+		w = ld64(src + 16);
+		st64(dst + 16, w);
+		a2 += w;
+		c2 += a2 < w;
+		w = ld64(src + 24);
+		st64(dst + 24, w);
+		a3 += w;
+		c3 += a3 < w;
+		w = ld64(src + 32);
+		st64(dst + 32, w);
+		a0 += w;
+		c0 += a0 < w;
+		w = ld64(src + 40);
+		st64(dst + 40, w);
+		a1 += w;
+		c1 += a1 < w;
+		w = ld64(src + 48);
+		st64(dst + 48, w);
+		a2 += w;
+		c2 += a2 < w;
+		w = ld64(src + 56);
+		st64(dst + 56, w);
+		a3 += w;
+		c3 += a3 < w;
+	}
+	return add64(add64(add64(a0, a1), add64(a2, a3)), c0 + c1 + c2 + c3);
+}
+
 static bool cpu_has_avx2(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -182,8 +244,10 @@ static bool always(void)
 	return true;
 }
 
-static const struct csum_impl csum_scalar = { "scalar64", csum_blocks_scalar, always };
-static const struct csum_impl csum_avx2 = { "avx2", vnic_csum_avx2_blocks, cpu_has_avx2 };
+static const struct csum_impl csum_scalar = { "scalar64", csum_blocks_scalar,
+					       csum_copy_blocks_scalar, always };
+static const struct csum_impl csum_avx2 = { "avx2", vnic_csum_avx2_blocks,
+					     vnic_csum_avx2_copy_blocks, cpu_has_avx2 };
 static const struct csum_impl *const csum_impls[] = { &csum_scalar, &csum_avx2 };
 
 /* NULL until first use; see csum_impl_get(). */
@@ -285,6 +349,104 @@ vnic_wsum_t vnic_csum_partial(const void *buf, size_t len, vnic_wsum_t sum)
 		res = csum_buf(buf, len, csum_blocks_scalar);
 	else
 		res = csum_buf(buf, len, csum_impl_get()->blocks);
+	return fold64((uint64_t)res + sum);
+}
+
+/*
+ * csum_buf with a store behind every load. Alignment follows src, the side
+ * that is read; stores go wherever dst is (unaligned stores cost little on
+ * the CPUs this runs on). The sum is of the bytes as they were loaded, which
+ * are the bytes stored: a src rewritten meanwhile cannot make dst and the
+ * sum disagree.
+ */
+static inline __attribute__((always_inline)) uint32_t csum_copy_buf(uint8_t *d, const uint8_t *p,
+								    size_t len,
+								    csum_copy_blocks_fn blocks)
+{
+	uint64_t acc = 0, w;
+	uint32_t res, first = 0, w32;
+	uint16_t w16;
+	bool odd = (uintptr_t)p & 1;
+
+	if (odd && len) {
+		d[0] = p[0];
+		first = lane0(d[0]);
+		p++;
+		d++;
+		len--;
+	}
+	if (len >= CSUM_BLOCK) {
+		while ((uintptr_t)p & 7) {
+			w16 = ld16(p);
+			st16(d, w16);
+			acc += w16;
+			p += 2;
+			d += 2;
+			len -= 2;
+		}
+		while ((uintptr_t)p & (CSUM_KERNEL_ALIGN - 1)) {
+			w = ld64(p);
+			st64(d, w);
+			acc = add64(acc, w);
+			p += 8;
+			d += 8;
+			len -= 8;
+		}
+		if (len >= CSUM_BLOCK) {
+			size_t n = len / CSUM_BLOCK;
+
+			acc = add64(acc, blocks(d, p, n));
+			p += n * CSUM_BLOCK;
+			d += n * CSUM_BLOCK;
+			len -= n * CSUM_BLOCK;
+		}
+	}
+	if (len >= 8) {
+		uint64_t carries = 0;
+
+		for (; len >= 8; len -= 8, p += 8, d += 8) {
+			w = ld64(p);
+			st64(d, w);
+			acc += w;
+			carries += acc < w;
+		}
+		acc = add64(acc, carries);
+	}
+	if (len >= 4) {
+		w32 = ld32(p);
+		st32(d, w32);
+		acc = add64(acc, w32);
+		p += 4;
+		d += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		w16 = ld16(p);
+		st16(d, w16);
+		acc = add64(acc, w16);
+		p += 2;
+		d += 2;
+		len -= 2;
+	}
+	if (len) {
+		d[0] = p[0];
+		acc = add64(acc, lane0(d[0]));
+	}
+
+	res = fold64(acc);
+	if (odd)
+		res = fold64((uint64_t)swap16(res) + first);
+	return res;
+}
+
+vnic_wsum_t vnic_csum_copy(void *dst, const void *src, size_t len, vnic_wsum_t sum)
+{
+	uint32_t res;
+
+	if (len < CSUM_SIMD_MIN_LEN)
+		res = csum_copy_buf(dst, src, len, csum_copy_blocks_scalar);
+	else
+		res = csum_copy_buf(dst, src, len, csum_impl_get()->copy_blocks);
 	return fold64((uint64_t)res + sum);
 }
 
@@ -523,6 +685,99 @@ int vnic_csum_l4_set(uint8_t *frame, const struct vnic_hdrs *h)
 		check = 0xffff;
 	st16(frame + sp.off + sp.check_off, check);
 	return 0;
+}
+
+/*
+ * The L4 header's first bytes, copied before anything is read from them:
+ * the TCP checksum field ends at 18 and the UDP length and checksum at 8,
+ * so every field l4_span_get() and the checksum code read is in the copy.
+ * Even, so the span's remainder starts on the word grid of the span.
+ */
+enum { L4_COPY_HEAD = TCP_MIN_HLEN };
+
+static_assert(L4_COPY_HEAD % 2 == 0, "the rest of the span is summed from an even offset");
+
+/*
+ * Copies frame src[0..len) to dst and sums the L4 span of h in the same
+ * pass. The span is found in dst once the L3 header and the start of L4 are
+ * copied, so a src that changes meanwhile (a driver's buffer) cannot move
+ * the span off what dst holds. zero_check clears the checksum field in dst
+ * before it is summed, as vnic_csum_l4_set() does in place. On -errno every
+ * byte is copied all the same and *sum is not set.
+ */
+static int l4_copy_sum(uint8_t *dst, const uint8_t *src, uint32_t len, const struct vnic_hdrs *h,
+		       bool zero_check, struct l4_span *sp, vnic_wsum_t *sum)
+{
+	uint32_t off = h->l4_off, head, rest;
+	vnic_wsum_t s = 0;
+	const uint8_t *l3;
+	int err;
+
+	if (unlikely(off > len)) {
+		memcpy(dst, src, len);
+		return -EINVAL;
+	}
+	head = len - off < L4_COPY_HEAD ? len - off : L4_COPY_HEAD;
+	memcpy(dst, src, off + head);
+	err = l4_span_get(dst, h, sp);
+	if (unlikely(!err && sp->len > len - off))
+		err = -EINVAL;
+	if (unlikely(err)) {
+		memcpy(dst + off + head, src + off + head, len - off - head);
+		return err;
+	}
+	if (zero_check)
+		st16(dst + off + sp->check_off, 0);
+	l3 = dst + h->l3_off;
+	if (sp->pseudo && sp->v6)
+		s = vnic_csum_pseudo6(l3 + IP6_SADDR_OFF, l3 + IP6_DADDR_OFF, h->l4_proto, sp->len);
+	else if (sp->pseudo)
+		s = vnic_csum_pseudo4(l3 + IP4_SADDR_OFF, l3 + IP4_DADDR_OFF, h->l4_proto, sp->len);
+	/* min_len (4, 8 or 20) <= sp->len, so the field is inside the head either way */
+	if (sp->len <= head) {
+		s = vnic_csum_partial(dst + off, sp->len, s);
+		rest = head;
+	} else {
+		s = vnic_csum_partial(dst + off, head, s);
+		s = vnic_csum_copy(dst + off + head, src + off + head, sp->len - head, s);
+		rest = sp->len;
+	}
+	/* what follows the span (Ethernet padding, UDP past its own length) */
+	memcpy(dst + off + rest, src + off + rest, len - off - rest);
+	*sum = s;
+	return 0;
+}
+
+int vnic_csum_l4_copy_set(uint8_t *dst, const uint8_t *src, uint32_t len,
+			  const struct vnic_hdrs *h)
+{
+	struct l4_span sp;
+	vnic_wsum_t sum;
+	uint16_t check;
+	int err;
+
+	err = l4_copy_sum(dst, src, len, h, true, &sp, &sum);
+	if (unlikely(err < 0))
+		return err;
+	check = vnic_csum_fold(sum);
+	if (h->l4_proto == VNIC_IPPROTO_UDP && check == 0)
+		check = 0xffff;
+	st16(dst + sp.off + sp.check_off, check);
+	return 0;
+}
+
+bool vnic_csum_l4_copy_ok(uint8_t *dst, const uint8_t *src, uint32_t len,
+			  const struct vnic_hdrs *h)
+{
+	struct l4_span sp;
+	vnic_wsum_t sum;
+
+	if (unlikely(l4_copy_sum(dst, src, len, h, false, &sp, &sum) < 0))
+		return false;
+	/* as vnic_csum_l4_ok: a zero UDP checksum is "none" over IPv4 only */
+	if (h->l4_proto == VNIC_IPPROTO_UDP && ld16(dst + sp.off + UDP_CHECK_OFF) == 0)
+		return !sp.v6;
+	return vnic_csum_fold(sum) == 0;
 }
 
 int vnic_csum_help(struct vnic_pkt *pkt)

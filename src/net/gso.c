@@ -6,8 +6,9 @@
  * segmenter (gso_tcp.c, gso_udp.c) chosen from a small table.
  *
  * Segments are plain copies: headers, then one MSS of payload. The copy is
- * what lets the caller free the superpacket right away and lets COMPLETE mode
- * checksum each segment while it is still in cache.
+ * what lets the caller free the superpacket right away; COMPLETE mode sums
+ * the payload in the same pass (vnic_csum_copy), so the superpacket's bytes
+ * are read once and only the header is summed apart.
  */
 #include <errno.h>
 #include <string.h>
@@ -267,15 +268,22 @@ int vnic_gso_segment(const struct vnic_pkt *pkt, struct vnic_pkt **out, unsigned
 	return ops->segment(&c);
 }
 
-uint32_t vnic_gso_seg_build(const struct vnic_gso_ctx *c, uint32_t i)
+uint32_t vnic_gso_seg_build(const struct vnic_gso_ctx *c, uint32_t i, vnic_wsum_t *payload_sum)
 {
 	const struct vnic_pkt *pkt = c->pkt;
 	struct vnic_pkt *seg = c->out[i];
 	uint32_t len = seg_payload_len(c, i);
 	uint8_t *l3 = seg->data + pkt->l2_len;
+	const uint8_t *payload = pkt->data + c->hdr_len + (size_t)i * c->mss;
 
 	memcpy(seg->data, pkt->data, c->hdr_len);
-	memcpy(seg->data + c->hdr_len, pkt->data + c->hdr_len + (size_t)i * c->mss, len);
+	/* COMPLETE sums the payload as it copies it: one read of the superpacket */
+	if (c->flags & VNIC_GSO_F_CSUM_PARTIAL) {
+		memcpy(seg->data + c->hdr_len, payload, len);
+		*payload_sum = 0;
+	} else {
+		*payload_sum = vnic_csum_copy(seg->data + c->hdr_len, payload, len, 0);
+	}
 
 	if (c->ip4) {
 		vnic_wsum_t sum = len == c->mss ? c->ip4_full : c->ip4_last;
@@ -309,7 +317,7 @@ uint32_t vnic_gso_seg_build(const struct vnic_gso_ctx *c, uint32_t i)
 	return len;
 }
 
-void vnic_gso_seg_csum(const struct vnic_gso_ctx *c, uint32_t i)
+void vnic_gso_seg_csum(const struct vnic_gso_ctx *c, uint32_t i, vnic_wsum_t payload_sum)
 {
 	struct vnic_pkt *seg = c->out[i];
 	uint8_t *l4 = seg->data + c->l4_off;
@@ -323,8 +331,14 @@ void vnic_gso_seg_csum(const struct vnic_gso_ctx *c, uint32_t i)
 		seg->csum_start = (uint16_t)c->l4_off;
 		seg->csum_offset = c->csum_off;
 	} else {
+		/*
+		 * The header, then the payload's sum from the copy: the L4
+		 * header length is even (TCP: 4-byte words, UDP: 8), so the
+		 * payload starts on the header's 16-bit word grid.
+		 */
 		put16(l4 + c->csum_off, 0);
-		check = vnic_csum_fold(vnic_csum_partial(l4, seg->len - c->l4_off, pseudo));
+		pseudo = vnic_csum_partial(l4, c->hdr_len - c->l4_off, pseudo);
+		check = vnic_csum_fold(vnic_csum_add(pseudo, payload_sum));
 		/* RFC 768: a computed 0 goes out as all ones (0 means "none"). */
 		if (c->udp && check == 0)
 			check = 0xffff;

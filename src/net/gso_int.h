@@ -34,11 +34,15 @@ struct vnic_gso_ctx {
 
 /*
  * Writes segment i into c->out[i]: headers and payload, IP lengths, IPv4 ID
- * and header checksum, metadata. Returns the segment's payload length.
+ * and header checksum, metadata. Returns the segment's payload length; in
+ * COMPLETE mode *payload_sum is the payload's sum, taken while copying it.
  */
-uint32_t vnic_gso_seg_build(const struct vnic_gso_ctx *c, uint32_t i);
-/* Finishes segment i's L4 checksum, complete or partial per c->flags. */
-void vnic_gso_seg_csum(const struct vnic_gso_ctx *c, uint32_t i);
+uint32_t vnic_gso_seg_build(const struct vnic_gso_ctx *c, uint32_t i, vnic_wsum_t *payload_sum);
+/*
+ * Finishes segment i's L4 checksum, complete or partial per c->flags: sums
+ * the L4 header as the segmenter left it and adds payload_sum.
+ */
+void vnic_gso_seg_csum(const struct vnic_gso_ctx *c, uint32_t i, vnic_wsum_t payload_sum);
 /* Per-type segmenters: write all c->segs segments; return c->segs. */
 int vnic_gso_tcp_segment(const struct vnic_gso_ctx *c);
 int vnic_gso_udp_segment(const struct vnic_gso_ctx *c);

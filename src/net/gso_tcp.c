@@ -41,16 +41,17 @@ int vnic_gso_tcp_segment(const struct vnic_gso_ctx *c)
 	for (i = 0; i < c->segs; i++) {
 		uint8_t *sth = c->out[i]->data + c->l4_off;
 		uint8_t f = flags;
+		vnic_wsum_t psum;
 		uint32_t len;
 
-		len = vnic_gso_seg_build(c, i);
+		len = vnic_gso_seg_build(c, i, &psum);
 		if (i > 0)
 			f &= (uint8_t)~VNIC_TCP_CWR;
 		if (i + 1 < c->segs)
 			f &= (uint8_t)~(VNIC_TCP_FIN | VNIC_TCP_PSH);
 		put32(sth + TCP_OFF_SEQ, seq);
 		sth[TCP_OFF_FLAGS] = f;
-		vnic_gso_seg_csum(c, i);
+		vnic_gso_seg_csum(c, i, psum);
 		seq += len;
 	}
 	return (int)c->segs;

@@ -16,11 +16,12 @@ int vnic_gso_udp_segment(const struct vnic_gso_ctx *c)
 
 	for (i = 0; i < c->segs; i++) {
 		uint8_t *uh = c->out[i]->data + c->l4_off;
-		uint32_t ulen = c->pkt->l4_len + vnic_gso_seg_build(c, i);
+		vnic_wsum_t psum;
+		uint32_t ulen = c->pkt->l4_len + vnic_gso_seg_build(c, i, &psum);
 
 		uh[UDP_OFF_LEN] = (uint8_t)(ulen >> 8);
 		uh[UDP_OFF_LEN + 1] = (uint8_t)ulen;
-		vnic_gso_seg_csum(c, i);
+		vnic_gso_seg_csum(c, i, psum);
 	}
 	return (int)c->segs;
 }

@@ -320,6 +320,12 @@ typedef uint32_t vnic_wsum_t; /* unfolded ones'-complement sum, native order */
  * measured on this CPU is chosen at first use (see vnic_csum_impl_name()).
  */
 vnic_wsum_t vnic_csum_partial(const void *buf, size_t len, vnic_wsum_t sum);
+/*
+ * Copies src[0..len) to dst (no overlap) and adds those bytes to sum, in one
+ * pass: the same value as memcpy then vnic_csum_partial(dst, len, sum), with
+ * each byte read once. Any alignment and length; same variant as partial.
+ */
+vnic_wsum_t vnic_csum_copy(void *dst, const void *src, size_t len, vnic_wsum_t sum);
 /* Folds to 16 bits and complements: the value to store in a header. */
 uint16_t vnic_csum_fold(vnic_wsum_t sum);
 /* ~fold(partial(buf, len, 0)): the checksum of a buffer, ready to store. */
@@ -354,6 +360,18 @@ bool vnic_csum_l4_ok(const uint8_t *frame, const struct vnic_hdrs *h);
 int vnic_csum_help(struct vnic_pkt *pkt);
 /* Fills in the L4 checksum of a parsed frame completely (TCP/UDP/ICMP). */
 int vnic_csum_l4_set(uint8_t *frame, const struct vnic_hdrs *h);
+/*
+ * Copy and checksum in one pass (the device's checksum offload and rx
+ * verify). Both copy all len bytes of the frame src to dst, whatever they
+ * return; h describes src as vnic_parse_frame() left it, and the L4 span is
+ * taken from dst's copy of the headers, so src may change meanwhile.
+ * copy_set: as memcpy then vnic_csum_l4_set(dst, h), bit for bit.
+ * copy_ok: as memcpy then vnic_csum_l4_ok(dst, h).
+ */
+int vnic_csum_l4_copy_set(uint8_t *dst, const uint8_t *src, uint32_t len,
+			  const struct vnic_hdrs *h);
+bool vnic_csum_l4_copy_ok(uint8_t *dst, const uint8_t *src, uint32_t len,
+			  const struct vnic_hdrs *h);
 /* "scalar64" or "avx2": which vnic_csum_partial is in use. */
 const char *vnic_csum_impl_name(void);
 /* For benchmarks and tests: force an implementation; -ENOTSUP if unavailable. */
