@@ -7,9 +7,10 @@
  * takes up to budget completions, checks each correlator (in range, posted)
  * and the frame's offset and length against the posted buffer, copies the
  * frame out of the long-term buffer into a host packet (the buffer is free
- * again at once), sets the checksum state from the device's flags and the
- * RSS hash from the frame, and hands it to vnic_deliver (GRO, list batching
- * or both: dpaa2-eth rx list, docs/SEEDS.md). Then it replenishes, when the
+ * again at once), sets the checksum state from the device's flags and, with
+ * more than one rx queue, the RSS hash from the frame, and hands it to
+ * vnic_deliver (GRO, list batching or both: dpaa2-eth rx list,
+ * docs/SEEDS.md). Then it replenishes, when the
  * pool is low (ibmvnic rr 1/7) or, with the "before" policy, after every
  * poll under budget too.
  *
@@ -234,8 +235,14 @@ void vnic_drv_rx_forget(struct drv_rxq *rxq)
 
 /* --- poll ------------------------------------------------------------------------ */
 
-/* Headers, checksum state and flow hash of a received frame. */
-static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, uint16_t tci)
+/*
+ * Headers, checksum state and flow hash of a received frame. hash: more
+ * than one rx queue, so RSS is on; with one queue a NIC reports no hash
+ * and GRO keys every flow to bucket 0, as Linux's does for a packet without
+ * one (docs/MECHANISMS.md section 3).
+ */
+static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, uint16_t tci,
+		    bool hash)
 {
 	struct vnic_hdrs h;
 
@@ -246,11 +253,9 @@ static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, ui
 		pkt->l4_proto = (h.flags & VNIC_HDRS_F_L4) ? h.l4_proto : 0;
 		pkt->l4_len = h.l4_len;
 		pkt->flags |= VNIC_PKT_F_PARSED;
-		/*
-		 * The RSS hash spreads GRO buckets as a NIC's does
-		 * (docs/MECHANISMS.md section 3).
-		 */
-		pkt->hash = vnic_rss_hash_frame(rxq->drv->netdev.rss_key, pkt->data, &h);
+		/* The RSS hash spreads GRO buckets as a NIC's does. */
+		if (hash)
+			pkt->hash = vnic_rss_hash_frame(rxq->drv->netdev.rss_key, pkt->data, &h);
 	} else {
 		vnic_ctr_inc(&rxq->st.parse_errors);
 	}
@@ -296,6 +301,8 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 	struct drv_rxq *rxq = vnic_container_of(napi, struct drv_rxq, napi);
 	struct vnic_drv *drv = rxq->drv;
 	const union vnic_subcrq_entry *e;
+	/* read once a poll: the queue count changes only across a reset */
+	bool hash = vnic_ctr_load(&drv->nrx) > 1;
 	int frames = 0;
 
 	vnic_ctr_inc(&rxq->st.polls);
@@ -352,7 +359,7 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 		memcpy(pkt->data, pool_addr(&rxq->pool, idx) + off, len);
 		pkt->len = len;
 		buf_free(rxq, idx);
-		rx_meta(rxq, pkt, flags, tci);
+		rx_meta(rxq, pkt, flags, tci, hash);
 		vnic_ctr_inc(&rxq->st.packets);
 		vnic_ctr_add(&rxq->st.bytes, len);
 		deliver_rx(rxq, pkt);

@@ -4,8 +4,8 @@
  * delivery.
  *
  * Per frame read: one readv (vnet header + frame straight into a pool
- * packet), the header check and conversion, one parse, one RSS hash, one
- * xmit. Per frame written: one writev and a free. No allocation or lock;
+ * packet), the header check and conversion, one parse, one RSS hash (with
+ * more than one tx queue), one xmit. Per frame written: one writev and a free. No allocation or lock;
  * the syscall per frame is the floor of the TAP interface (docs/BENCHMARKS.md, "Reference figures":
  * batching reads until EAGAIN gained nothing measurable, with TSO about two
  * frames come per burst, so a burst is simply "until EAGAIN or batch").
@@ -215,8 +215,11 @@ static enum read_result read_one(struct tap_queue *tq, struct vnic_pkt **out)
 	}
 	pkt->len = (uint32_t)((size_t)n - tap->hdr_len);
 	mirror(tap, pkt, VNIC_TAP_DIR_IN);
-	/* without a vnet header the frame is plain: an all-zero header says so */
-	why = vnic_vnet_parse(&vh, pkt, tap->rss_key);
+	/*
+	 * Without a vnet header the frame is plain: an all-zero header says so.
+	 * The hash only picks a tx queue: with one there is nothing to pick.
+	 */
+	why = vnic_vnet_parse(&vh, pkt, tap->dev->num_tx_queues > 1 ? tap->rss_key : NULL);
 	if (vnic_unlikely(why != VNIC_TAP_DROP_NONE)) {
 		vnic_ctr_inc(&tq->st.drops[why < VNIC_TAP_DROP_MAX ? why : 0]);
 		goto drop;

@@ -38,6 +38,18 @@ static void check_expect(struct env_host *h, const struct vnic_pkt *pkt)
 	h->rx_mismatch++;
 }
 
+/* The device picked the queue with the same hash the driver reports (both default key). */
+static void check_hash(struct env_host *h, unsigned int queue, const struct vnic_pkt *pkt)
+{
+	struct vnic_hdrs hd;
+
+	h->rx_hashed++;
+	if (vnic_parse_frame(pkt->data, pkt->len, &hd) != VNIC_PARSE_OK ||
+	    vnic_rss_hash_frame(vnic_rss_default_key, pkt->data, &hd) != pkt->hash ||
+	    (h->rss_queues && pkt->hash % h->rss_queues != queue))
+		h->rx_hash_wrong++;
+}
+
 static void host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned int n)
 {
 	struct env_host *h = ctx;
@@ -59,6 +71,8 @@ static void host_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsig
 			h->rx_unnecessary++;
 		if (h->nexpect)
 			check_expect(h, pkt);
+		if (pkt->hash)
+			check_hash(h, queue, pkt);
 		if (h->stream && pkt->l4_proto == VNIC_IPPROTO_TCP) {
 			uint32_t hl = (uint32_t)pkt->l2_len + pkt->l3_len + pkt->l4_len;
 

@@ -45,6 +45,9 @@ struct env_host {
 	uint64_t rx_mismatch;	  /* an expected frame differed, or an unexpected one came */
 	uint64_t rx_stream_bytes; /* TCP payload verified against the stream pattern */
 	uint64_t rx_stream_bad;
+	uint64_t rx_hashed;	  /* pkt->hash set: the Toeplitz hash of the frame, default key */
+	uint64_t rx_hash_wrong;	  /* pkt->hash set but not that hash, or on another queue */
+	unsigned int rss_queues;  /* set: a hashed packet must come on queue hash % rss_queues */
 	/* exact frames expected, in any order */
 	struct env_expect *expect;
 	unsigned int nexpect;

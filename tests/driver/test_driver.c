@@ -913,6 +913,9 @@ static void test_a_to_b_exact(void **state)
 	assert_int_equal(e.s[1].host.rx_mismatch, 0);
 	assert_true(env_all_seen(&e, 1));
 	assert_int_equal(e.s[1].host.rx_unnecessary, n);
+	/* one rx queue: RSS is off, no hash is taken */
+	assert_int_equal(vnic_drv_netdev(e.s[1].drv)->num_rx_queues, 1);
+	assert_int_equal(e.s[1].host.rx_hashed, 0);
 	assert_int_equal(e.s[0].host.tx_done_ok, n);
 	assert_int_equal(env_drv_ctr(&e, 1, "rx0_bytes"), e.s[1].host.rx_bytes);
 	assert_true(env_drv_ctr(&e, 1, "rx0_list_batches") >= 1);
@@ -1075,6 +1078,7 @@ static void test_two_queues_rss(void **state)
 	nd = vnic_drv_netdev(e.s[0].drv);
 	assert_int_equal(nd->num_tx_queues, 2);
 	assert_int_equal(vnic_drv_netdev(e.s[1].drv)->num_rx_queues, 2);
+	e.s[1].host.rss_queues = 2;
 	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_UDP);
 	for (i = 0; i < 64; i++) {
 		struct vnic_pkt *p;
@@ -1090,6 +1094,9 @@ static void test_two_queues_rss(void **state)
 	assert_int_equal(e.s[1].host.rx_pkts, 64);
 	assert_true(e.s[1].host.rx_per_queue[0] > 0);
 	assert_true(e.s[1].host.rx_per_queue[1] > 0);
+	/* two rx queues: every packet carries its flow's Toeplitz hash and came on hash % 2 */
+	assert_int_equal(e.s[1].host.rx_hashed, 64);
+	assert_int_equal(e.s[1].host.rx_hash_wrong, 0);
 	assert_int_equal(env_drv_ctr(&e, 1, "rx0_packets") + env_drv_ctr(&e, 1, "rx1_packets"), 64);
 	assert_true(env_drv_ctr(&e, 0, "tx0_completions") > 0);
 	assert_true(env_drv_ctr(&e, 0, "tx1_completions") > 0);

@@ -15,7 +15,8 @@
  *     - delivery: packets handed to the host rx callback reach a UDP socket
  *       (complete, partial, DATA_VALID, a USO aggregate the kernel splits);
  *       bad GSO metadata is dropped and counted; the mirror sees both ways;
- *     - two queues: each packet goes to the tx queue its RSS hash picks.
+ *     - two queues: each packet goes to the tx queue its RSS hash picks and
+ *       carries that hash; one queue: no hash is taken.
  *   end to end (real threads, label "threaded"):
  *
  *     netns of the test                     netns of a child process
@@ -154,6 +155,7 @@ struct rec {
 	unsigned int q;
 	bool more;
 	uint32_t len;
+	uint32_t hash;
 	uint16_t gso_type, gso_size, gso_segs, csum_start, csum_offset;
 	uint8_t ip_summed;
 	uint8_t frame[REC_FRAME];
@@ -203,6 +205,7 @@ static int fake_xmit(struct vnic_netdev *dev, unsigned int q, struct vnic_pkt *p
 	r->q = q;
 	r->more = more;
 	r->len = pkt->len;
+	r->hash = pkt->hash;
 	r->gso_type = pkt->gso_type;
 	r->gso_size = pkt->gso_size;
 	r->gso_segs = pkt->gso_segs;
@@ -726,12 +729,35 @@ static void test_two_queues_rss(void **state)
 		hash = vnic_rss_hash_frame(vnic_rss_default_key, r->frame, &h);
 		/* whichever TAP queue the kernel used, the flow's hash picks the tx queue */
 		assert_int_equal(r->q, hash % 2);
+		assert_int_equal(r->hash, hash);
 		per_q[r->q]++;
 	}
 	print_message("tx queue 0: %u, 1: %u; read from TAP queue 0: %llu, 1: %llu\n", per_q[0],
 		      per_q[1], (unsigned long long)counter(tap, "in0_packets"),
 		      (unsigned long long)counter(tap, "in1_packets"));
 	assert_int_equal(counter(tap, "in0_packets") + counter(tap, "in1_packets"), 16);
+	tap_over_fake_done(tap, 0);
+}
+
+/* One tx queue: nothing to pick, so the reader does not hash (pkt->hash stays 0). */
+static void test_one_queue_no_hash(void **state)
+{
+	struct vnic_tap *tap = tap_over_fake(VNIC_NETIF_F_CSUM, NULL, 1);
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < 8; i++) {
+		int s = udp_to_peer();
+
+		assert_int_equal(send(s, "q", 1, 0), 1);
+		close(s);
+	}
+	run_until_recs(8);
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(fk.rec[i].q, 0);
+		assert_int_equal(fk.rec[i].hash, 0);
+	}
+	assert_int_equal(counter(tap, "in0_packets"), 8);
 	tap_over_fake_done(tap, 0);
 }
 
@@ -978,6 +1004,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_read_no_vnet_hdr), cmocka_unit_test(test_backpressure),
 		cmocka_unit_test(test_delivery),	 cmocka_unit_test(test_delivery_frags),
 		cmocka_unit_test(test_two_queues_rss),
+		cmocka_unit_test(test_one_queue_no_hash),
 	};
 	const struct CMUnitTest e2e[] = {
 		cmocka_unit_test(test_end_to_end),
