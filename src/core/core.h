@@ -144,6 +144,7 @@ struct vnic_cpu_stats {
 	uint64_t spin_ns;
 	uint64_t spin_limit_ns;	/* the adaptive spin now (busy_poll_ns when fixed) */
 	uint64_t spin_preempted; /* spins that lost the CPU: contention */
+	uint64_t fd_waits;	/* epoll_waits of a cpu with fds: sleeps and looks */
 };
 
 struct vnic_cpu {
@@ -980,17 +981,20 @@ void vnic_trace_report(FILE *f);
  * at least one fd sleeps in epoll_wait instead of on the futex, with an
  * eventfd standing in for the futex wake: a waker that claims the sleep
  * (the same sleeping/pending protocol as the futex, whose lost-wakeup
- * argument is unchanged) writes the eventfd, and the eventfd stays readable
- * until the owner drains it, so a wake that lands before the owner enters
- * epoll_wait makes that epoll_wait return at once, as the cleared futex
- * word does. Cpus without fds keep the futex path and pay nothing.
+ * argument is unchanged) writes the eventfd, edge-triggered in the epoll
+ * set and never read: the edge stays queued until a wait reports it, so a
+ * wake that lands before the owner enters epoll_wait makes that epoll_wait
+ * return at once, as the cleared futex word does. Cpus without fds keep the
+ * futex path and pay nothing.
  *
  * Level-triggered: a poller that stops reading before EAGAIN is scheduled
- * again at the next look. A busy fd cpu (always something scheduled) looks
- * at its fds at most every VNIC_CPU_FD_POLL_NS with a non-blocking
- * epoll_wait, and while busy-polling idle every VNIC_CPU_FD_SPIN_POLL_NS;
- * an idle one looks when it goes to sleep (epoll_wait with the timer as
- * timeout). EPOLLERR and EPOLLHUP schedule the poller too (epoll reports them
+ * again at the next look. A busy fd cpu looks at its fds with a
+ * non-blocking epoll_wait in every turn that brings nothing new from other
+ * threads, and at most every VNIC_CPU_FD_POLL_NS while others keep
+ * scheduling it; while busy-polling idle, every VNIC_CPU_FD_SPIN_POLL_NS;
+ * an idle one looks when it goes to sleep, in the one epoll_wait that is
+ * its sleep (the timer as timeout; it returns at once for a ready fd).
+ * EPOLLERR and EPOLLHUP schedule the poller too (epoll reports them
  * whatever was asked): a poller that cannot make progress on its fd stops
  * watching it (vnic_cpu_mod_fd with 0). A poller may be run once more after
  * it stopped watching (readiness seen just before): it must cope with a run

@@ -85,22 +85,15 @@ static void efd_wake(struct vnic_cpu_fds *fds)
 		return;
 }
 
-static void efd_drain(struct vnic_cpu_fds *fds)
-{
-	uint64_t v;
-
-	if (read(fds->efd, &v, sizeof(v)) < 0)
-		return; /* EAGAIN: a wake already drained */
-}
-
 /*
  * One look at the fds: waits at most until deadline_ns (0: do not wait;
- * UINT64_MAX: no deadline), returns the pollers of the ready fds and drains
- * the eventfd if it fired. epoll_pwait2 takes the timeout in ns, so a timer
- * is not rounded up to the next millisecond.
+ * UINT64_MAX: no deadline) and returns the pollers of the ready fds.
+ * epoll_pwait2 takes the timeout in ns, so a timer is not rounded up to the
+ * next millisecond.
  */
-static uint64_t fds_wait(struct vnic_cpu_fds *fds, uint64_t deadline_ns)
+static uint64_t fds_wait(struct vnic_cpu *cpu, uint64_t deadline_ns)
 {
+	struct vnic_cpu_fds *fds = cpu->fds;
 	struct epoll_event ev[FD_EVENTS_PER_WAIT];
 	struct timespec ts, *tsp = &ts;
 	uint64_t mask = 0;
@@ -118,35 +111,49 @@ static uint64_t fds_wait(struct vnic_cpu_fds *fds, uint64_t deadline_ns)
 		ts.tv_nsec = (long)(rel % 1000000000ull);
 	}
 	n = epoll_pwait2(fds->epfd, ev, FD_EVENTS_PER_WAIT, tsp, NULL);
+	vnic_ctr_inc(&cpu->stats.fd_waits);
+	/* any look, the sleep's too, restarts the busy loop's interval */
+	fds->next_poll_ns = vnic_now_ns() + VNIC_CPU_FD_POLL_NS;
+	/* the eventfd's event only ends the wait: edge-triggered, nothing to drain */
 	for (i = 0; i < n; i++) {
 		uint64_t idx = ev[i].data.u64;
 
-		if (idx == EFD_TAG)
-			efd_drain(fds);
-		else if (idx < fds->n)
+		if (idx < fds->n)
 			mask |= fds->ent[idx].p->bit;
 	}
 	return mask;
 }
 
 /*
- * The busy loop's look at the fds: what the last sleep found, plus a
- * non-blocking epoll_wait when the loop is about to idle or at most every
- * VNIC_CPU_FD_POLL_NS while pollers keep it busy.
+ * The busy loop's look at the fds: what the last sleep or spin found, plus a
+ * non-blocking epoll_wait while pollers keep the cpu busy. It looks in a
+ * turn that brings nothing new from other threads (pending empty: the
+ * pollers run only their own leftovers or timers), so an fd does not wait
+ * behind them, and otherwise at most every VNIC_CPU_FD_POLL_NS after the
+ * last look of any kind, so a cpu that others keep scheduling pays no
+ * syscall per packet and a turn woken from the sleep does not look again.
+ * A cpu about to idle does not look here: the epoll_wait it sleeps in is
+ * the look (it returns at once for a ready fd, the fds being
+ * level-triggered), so an idle costs one epoll_wait, not a look and a sleep.
  */
-static uint64_t fds_take(struct vnic_cpu_fds *fds, uint64_t busy)
+static uint64_t fds_take(struct vnic_cpu *cpu, uint64_t busy, uint64_t pending)
 {
+	struct vnic_cpu_fds *fds = cpu->fds;
 	uint64_t mask = fds->ready;
 
 	fds->ready = 0;
-	if (busy) {
-		uint64_t now = vnic_now_ns();
+	if (!busy || (pending && (int64_t)(vnic_now_ns() - fds->next_poll_ns) < 0))
+		return mask;
+	return mask | fds_wait(cpu, 0);
+}
 
-		if ((int64_t)(now - fds->next_poll_ns) < 0)
-			return mask;
-		fds->next_poll_ns = now + VNIC_CPU_FD_POLL_NS;
-	}
-	return mask | fds_wait(fds, 0);
+/* Manual mode has no sleep to look in: every step looks. */
+static uint64_t fds_take_now(struct vnic_cpu *cpu)
+{
+	uint64_t mask = cpu->fds->ready;
+
+	cpu->fds->ready = 0;
+	return mask | fds_wait(cpu, 0);
 }
 
 /*
@@ -227,6 +234,7 @@ unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *
 		{ "spin_ns", vnic_ctr_read(&st->spin_ns) },
 		{ "spin_limit_ns", vnic_ctr_read(&st->spin_limit_ns) },
 		{ "spin_preempted", vnic_ctr_read(&st->spin_preempted) },
+		{ "fd_waits", vnic_ctr_read(&st->fd_waits) },
 	};
 	unsigned int n = sizeof(c) / sizeof(c[0]);
 
@@ -296,10 +304,17 @@ int vnic_cpu_add(struct vnic_cpu *cpu, struct vnic_poller *p, const char *name, 
 	return 0;
 }
 
-/* The epoll instance and the eventfd, on the first fd of a cpu. */
+/*
+ * The epoll instance and the eventfd, on the first fd of a cpu. The eventfd
+ * is edge-triggered and never read: an eventfd wakes its waiters on every
+ * write, so each write is a new edge even while the counter is non-zero,
+ * and the owner saves the read a level-triggered one would need after every
+ * wake-up. The counter would overflow (and a write fail) after 2^64 - 2
+ * wake-ups: centuries at any rate a thread can wake.
+ */
 static int fds_create(struct vnic_cpu *cpu)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EFD_TAG};
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = EFD_TAG};
 	struct vnic_cpu_fds *fds;
 	int err;
 
@@ -342,7 +357,7 @@ static struct fd_entry *fd_find(struct vnic_cpu_fds *fds, int fd)
 	return NULL;
 }
 
-/* Level-triggered on purpose: see "fd sources" in core.h. */
+/* Registered fds are level-triggered on purpose: see "fd sources" in core.h. */
 static int fd_apply(struct vnic_cpu_fds *fds, struct fd_entry *e, uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)(e - fds->ent)};
@@ -571,7 +586,7 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 		}
 		/* fds are looked at by syscall: not on every turn of the spin */
 		if (cpu->fds && (int64_t)(now - next_tick) >= 0) {
-			cpu->fds->ready |= fds_wait(cpu->fds, 0);
+			cpu->fds->ready |= fds_wait(cpu, 0);
 			if (cpu->fds->ready) {
 				found = true;
 				break;
@@ -691,10 +706,11 @@ static void spin_adapt(struct vnic_cpu *cpu, uint64_t slept_ns)
  * its eventfd instead of a FUTEX_WAKE. The argument above decides, as
  * before, that some waker claims the sleep whenever the sleeper could miss
  * its bit; what replaces "the futex word is already 0" for a wake landing
- * between C2 and epoll_wait is that the eventfd's counter stays non-zero
- * until we drain it, so that epoll_wait returns at once. A wake claimed
- * after we woke up for another reason (an fd, the timer, a call-off) leaves
- * the eventfd readable: the next look drains it, one spurious return.
+ * between C2 and epoll_wait is that the write queued an edge on the
+ * eventfd that the epoll instance holds until a wait reports it, so that
+ * epoll_wait returns at once. A wake claimed after we woke up for another
+ * reason (an fd, the timer, a call-off) leaves that edge queued: the next
+ * look returns it, one spurious return and no read.
  */
 static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 {
@@ -711,7 +727,7 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 	vnic_ctr_inc(&cpu->stats.sleeps);
 	t0 = vnic_now_ns();
 	if (cpu->fds)
-		cpu->fds->ready |= fds_wait(cpu->fds, next_timer ? next_timer : UINT64_MAX);
+		cpu->fds->ready |= fds_wait(cpu, next_timer ? next_timer : UINT64_MAX);
 	else
 		futex_wait_until(&cpu->sleeping, next_timer);
 	atomic_store_explicit(&cpu->sleeping, 0, memory_order_relaxed);
@@ -754,12 +770,13 @@ static void *cpu_thread(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 
 	while (!stopping(cpu)) {
-		uint64_t next_timer, mask;
+		uint64_t next_timer, mask, pending;
 
 		vnic_ctr_inc(&cpu->stats.loops);
-		mask = again | take_pending(cpu) | due_timers(cpu, &next_timer);
+		pending = take_pending(cpu);
+		mask = again | pending | due_timers(cpu, &next_timer);
 		if (cpu->fds)
-			mask |= fds_take(cpu->fds, mask);
+			mask |= fds_take(cpu, mask, pending);
 		if (mask) {
 			again = run_mask(cpu, mask);
 			account(cpu, &t, true);
@@ -844,7 +861,7 @@ unsigned int vnic_cpu_run_once(struct vnic_cpu *cpu)
 	take_spin_change(cpu);
 	mask = take_pending(cpu) | due_timers(cpu, &next_timer);
 	if (cpu->fds)
-		mask |= fds_take(cpu->fds, 0);
+		mask |= fds_take_now(cpu);
 	if (!mask)
 		return 0;
 	prev = running;

@@ -5,8 +5,8 @@
  * poller registered for it; vnic_cpu_mod_fd stops and restarts delivery; a
  * schedule from another thread still wakes an fd cpu (the eventfd path) and
  * loses no wake-up in a ping-pong with a futex cpu; timers still fire while
- * the cpu sleeps in epoll_wait. Plus the same in manual mode and the setup
- * errors.
+ * the cpu sleeps in epoll_wait; an idle costs one epoll_wait, whether the fd
+ * or a schedule woke it. Plus the same in manual mode and the setup errors.
  *
  * No timing is asserted: waits on the test side are hang guards only.
  */
@@ -170,6 +170,45 @@ static void test_pipe_wakes_busy_poll(void **state)
 {
 	(void)state;
 	run_pipe_wakes(50000);
+}
+
+/* ---------------------------------------------------------------------------
+ * One epoll_wait per idle: a cpu woken by its fd or by a schedule from
+ * another thread (the eventfd, never read) runs what woke it and sleeps
+ * again, and the sleep is its only look at the fds.
+ * ------------------------------------------------------------------------- */
+
+static void test_one_wait_per_idle(void **state)
+{
+	enum { ROUNDS = 300 };
+	uint64_t want = 0, waits, sleeps, i;
+
+	(void)state;
+	reader_setup(&rd, 0);
+	assert_int_equal(vnic_cpu_start(&rd.cpu), 0);
+	for (i = 0; i < ROUNDS; i++) {
+		assert_true(vnic_test_wait_asleep(&rd.cpu));
+		if (i % 2) {
+			vnic_poller_schedule(&rd.nop);
+			assert_true(vnic_test_wait_count(&rd.nop_runs, i / 2 + 1));
+		} else {
+			put(&rd, "a");
+			assert_true(vnic_test_wait_count(&rd.bytes, ++want));
+		}
+	}
+	assert_true(vnic_test_wait_asleep(&rd.cpu));
+	vnic_cpu_stop(&rd.cpu);
+	waits = vnic_ctr_read(&rd.cpu.stats.fd_waits);
+	sleeps = vnic_ctr_read(&rd.cpu.stats.sleeps);
+	print_message("fd cpu: %llu sleeps, %llu epoll_waits\n", (unsigned long long)sleeps,
+		      (unsigned long long)waits);
+	/* every round slept once, woken once; the stop's wake ends the last sleep */
+	assert_true(sleeps >= ROUNDS);
+	/* a busy look may fall in a round that ran past VNIC_CPU_FD_POLL_NS: a preempted test */
+	assert_true(waits >= sleeps);
+	assert_true(waits <= sleeps + sleeps / 10);
+	assert_int_equal(atomic_load(&rd.nop_runs), ROUNDS / 2);
+	reader_teardown(&rd);
 }
 
 /* ---------------------------------------------------------------------------
@@ -377,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_manual_and_errors),
 		cmocka_unit_test(test_pipe_wakes_sleeping),
 		cmocka_unit_test(test_pipe_wakes_busy_poll),
+		cmocka_unit_test(test_one_wait_per_idle),
 		cmocka_unit_test(test_mod_fd_stops_and_restarts),
 		cmocka_unit_test(test_pingpong_eventfd_sleeping),
 		cmocka_unit_test(test_pingpong_eventfd_busy_poll),
