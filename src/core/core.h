@@ -161,6 +161,7 @@ struct vnic_cpu {
 	uint64_t spin_backoff_until; /* adaptive: no spin before this (contention) */
 	uint64_t spin_backoff_ns;    /* adaptive: the rest after the next lost spin, 0 none */
 	unsigned int spin_clean;     /* spins that kept the CPU since the last that lost it */
+	uint64_t idles;		     /* turns that found nothing to run: vnic_cpu_idles */
 	int budget;
 	const char *name;
 	struct vnic_cpu_stats stats;
@@ -261,6 +262,16 @@ int vnic_cpu_start(struct vnic_cpu *cpu);
  * decisions.
  */
 struct vnic_cpu *vnic_cpu_self(void);
+/*
+ * A poller of cpu, on its thread: how many turns of the loop have found
+ * nothing to run (each then spun, slept or, in manual mode, returned 0). Two
+ * readings tell whether the cpu went idle in between: the TAP reader learns
+ * from it whether a frame came while the cpu was still busy.
+ */
+static inline uint64_t vnic_cpu_idles(const struct vnic_cpu *cpu)
+{
+	return cpu->idles;
+}
 /* Asks the thread to stop and joins it. Pollers still scheduled stay so. */
 void vnic_cpu_stop(struct vnic_cpu *cpu);
 /*

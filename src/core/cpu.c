@@ -782,6 +782,7 @@ static void *cpu_thread(void *arg)
 			account(cpu, &t, true);
 			continue;
 		}
+		cpu->idles++;
 		take_spin_change(cpu);
 		if (!idle_spin(cpu, next_timer))
 			idle_sleep(cpu, next_timer);
@@ -862,8 +863,10 @@ unsigned int vnic_cpu_run_once(struct vnic_cpu *cpu)
 	mask = take_pending(cpu) | due_timers(cpu, &next_timer);
 	if (cpu->fds)
 		mask |= fds_take_now(cpu);
-	if (!mask)
+	if (!mask) {
+		cpu->idles++;
 		return 0;
+	}
 	prev = running;
 	running = cpu;
 	again = run_mask(cpu, mask);

@@ -414,6 +414,7 @@ static void in_counters(struct ctr_sink *s, const struct tap_queue *tq)
 	put(s, vnic_ctr_read(&st->csum_partial), "in%u_csum_partial", q);
 	put(s, vnic_ctr_read(&st->csum_sw), "in%u_csum_sw", q);
 	put(s, vnic_ctr_read(&st->bursts), "in%u_bursts", q);
+	put(s, vnic_ctr_read(&st->lone_bursts), "in%u_lone_bursts", q);
 	put(s, vnic_ctr_read(&st->xmit_more), "in%u_xmit_more", q);
 	put(s, vnic_ctr_read(&st->stops), "in%u_stops", q);
 	put(s, vnic_ctr_read(&st->resumes), "in%u_resumes", q);

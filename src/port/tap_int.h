@@ -37,6 +37,7 @@ struct tap_in_stats {
 	uint64_t csum_partial;
 	uint64_t csum_sw;
 	uint64_t bursts;
+	uint64_t lone_bursts;	/* ended after one frame, without the EAGAIN read */
 	uint64_t xmit_more;
 	uint64_t stops;
 	uint64_t resumes;
@@ -65,6 +66,8 @@ struct tap_queue {
 	struct vnic_pkt *held[VNIC_TAP_MAX_QUEUES];
 	uint32_t held_mask;
 	unsigned int nstalled;
+	bool lone;		/* the last burst was one frame, then empty */
+	uint64_t lone_idles;	/* vnic_cpu_idles when it ended */
 	char name[IFNAMSIZ + 16];
 	struct tap_in_stats st;
 } vnic_cacheline_aligned;

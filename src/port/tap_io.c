@@ -5,10 +5,12 @@
  *
  * Per frame read: one readv (vnet header + frame straight into a pool
  * packet), the header check and conversion, one parse, one RSS hash (with
- * more than one tx queue), one xmit. Per frame written: one writev and a free. No allocation or lock;
- * the syscall per frame is the floor of the TAP interface (docs/BENCHMARKS.md, "Reference figures":
- * batching reads until EAGAIN gained nothing measurable, with TSO about two
- * frames come per burst, so a burst is simply "until EAGAIN or batch").
+ * more than one tx queue), one xmit. Per frame written: one writev and a
+ * free. No allocation or lock; the syscall per frame is the floor of the
+ * TAP interface (docs/BENCHMARKS.md, "Reference figures": batching reads
+ * until EAGAIN gained nothing measurable, with TSO about two frames come per
+ * burst, so a burst is "until EAGAIN or batch"). Lone frames
+ * (request/response) skip the EAGAIN read: expect_lone().
  *
  * xmit_more: each tx queue's last packet is held until the next packet for
  * that queue is read (then the held one goes with xmit_more) or the burst
@@ -240,9 +242,25 @@ drop:
 	return READ_OK;
 }
 
+/*
+ * Whether this burst should stop after its first frame instead of reading on
+ * to the EAGAIN that proves the queue empty: yes when the last burst was a
+ * lone frame and the cpu has gone idle since (request/response traffic: the
+ * next frame came after a pause). The cpu's fd look stands in for that
+ * read, at no cost: the fds are level-triggered (vnic_cpu_add_fd), so a
+ * frame left in the queue makes the next look (the epoll_wait the cpu
+ * sleeps in, or a quiet busy turn's) schedule us again. A frame that came
+ * before the cpu went idle says a stream: read to EAGAIN, as before.
+ */
+static bool expect_lone(const struct tap_queue *tq)
+{
+	return tq->lone && vnic_cpu_idles(tq->cpu) != tq->lone_idles;
+}
+
 /* Reads until EAGAIN, limit frames, or backpressure. Returns the frames read. */
 static int read_burst(struct tap_queue *tq, int limit, bool *drained)
 {
+	bool lone = expect_lone(tq);
 	int n = 0;
 
 	*drained = false;
@@ -268,9 +286,17 @@ static int read_burst(struct tap_queue *tq, int limit, bool *drained)
 		enqueue(tq, pick_queue(tq, pkt), pkt);
 		if (tq->nstalled)
 			break;
+		if (lone) {
+			vnic_ctr_inc(&tq->st.lone_bursts);
+			*drained = true;
+			break;
+		}
 	}
 	flush_held(tq);
 	vnic_ctr_inc(&tq->st.bursts);
+	tq->lone = n == 1 && *drained;
+	if (tq->lone)
+		tq->lone_idles = vnic_cpu_idles(tq->cpu);
 	return n;
 }
 

@@ -16,7 +16,9 @@
  *       (complete, partial, DATA_VALID, a USO aggregate the kernel splits);
  *       bad GSO metadata is dropped and counted; the mirror sees both ways;
  *     - two queues: each packet goes to the tx queue its RSS hash picks and
- *       carries that hash; one queue: no hash is taken.
+ *       carries that hash; one queue: no hash is taken;
+ *     - lone frames: a frame after an idle ends its burst without the EAGAIN
+ *       read, a burst behind it is found by the cpu's next look.
  *   end to end (real threads, label "threaded"):
  *
  *     netns of the test                     netns of a child process
@@ -761,6 +763,60 @@ static void test_one_queue_no_hash(void **state)
 	tap_over_fake_done(tap, 0);
 }
 
+/* ---- lone frames ------------------------------------------------------------------ */
+
+/* Steps the cpu until a turn finds nothing to run: it has gone idle. */
+static void run_until_idle(void)
+{
+	int i;
+
+	for (i = 0; i < 100 && vnic_cpu_run_once(&fk.cpu); i++)
+		;
+	assert_true(i < 100);
+}
+
+/*
+ * Request/response: a frame after the cpu went idle, after a burst that was
+ * a lone frame, ends its burst without the EAGAIN read. A burst that follows
+ * finds the rest by the cpu's next (level-triggered) look, and the frame
+ * that comes before the cpu idles says a stream: read to EAGAIN. None is
+ * lost, all in order.
+ */
+static void test_lone_frames(void **state)
+{
+	enum { ROUNDS = 10, BURST = 5 };
+	struct vnic_tap *tap = tap_over_fake(VNIC_NETIF_F_CSUM, NULL, 1);
+	int s = udp_to_peer();
+	uint8_t b;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < ROUNDS; i++) {
+		b = (uint8_t)i;
+		assert_int_equal(send(s, &b, 1, 0), 1);
+		run_until_recs(i + 1);
+		run_until_idle();
+	}
+	/* the first found no lone burst before it; every later one did */
+	assert_int_equal(counter(tap, "in0_lone_bursts"), ROUNDS - 1);
+	for (i = 0; i < BURST; i++) {
+		b = (uint8_t)(ROUNDS + i);
+		assert_int_equal(send(s, &b, 1, 0), 1);
+	}
+	run_until_recs(ROUNDS + BURST);
+	run_until_idle();
+	/* one lone stop, then the rest in one burst to EAGAIN */
+	assert_int_equal(counter(tap, "in0_lone_bursts"), ROUNDS);
+	for (i = 0; i < ROUNDS + BURST; i++) {
+		const struct rec *r = &fk.rec[i];
+
+		assert_int_equal(r->frame[r->len - 1], i);
+	}
+	assert_int_equal(counter(tap, "in0_packets"), ROUNDS + BURST);
+	close(s);
+	tap_over_fake_done(tap, 0);
+}
+
 /* ---- end to end: two TAPs over two vNICs, two namespaces ----------------------- */
 
 enum { E2E_UDP_PORT = 7000, E2E_TCP_PORT = 7001, E2E_BYTES = 4 << 20 };
@@ -1005,6 +1061,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_delivery),	 cmocka_unit_test(test_delivery_frags),
 		cmocka_unit_test(test_two_queues_rss),
 		cmocka_unit_test(test_one_queue_no_hash),
+		cmocka_unit_test(test_lone_frames),
 	};
 	const struct CMUnitTest e2e[] = {
 		cmocka_unit_test(test_end_to_end),
