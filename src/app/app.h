@@ -75,12 +75,14 @@ struct vnic_topo_config {
 	 * split (src/hv/shm.c, docs/ARCHITECTURE.md section 11).
 	 */
 	bool split;
+	/* --server PATH: split, against a standing `vnic server` (listen.c); NULL: forked */
+	const char *server_path;
 };
 
 /* The client's end of a split run's server process (server.c). */
 struct vnic_split {
 	int sock;			/* -1: none */
-	pid_t pid;
+	pid_t pid;			/* 0: a standing server's child, not ours to reap */
 	pthread_mutex_t lock;		/* one request at a time on sock */
 };
 
@@ -163,7 +165,10 @@ unsigned int vnic_counters_cpu(const struct vnic_cpu *cpu, const char *prefix,
  * -errno.
  */
 int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg);
-/* The server's side: attach, build, serve until STOP or EOF. 0 or -errno. */
+/*
+ * The server's side: attach, build, serve until STOP or EOF. 0 after a STOP,
+ * -ECONNRESET when the client's end closed without one, or -errno.
+ */
 int vnic_split_serve(int sock, const struct vnic_topo_config *cfg);
 /* Attaches both sides' client hvs; 0 once the server runs its devices, or -errno. */
 int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_SIDES]);
@@ -171,6 +176,40 @@ int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_S
 int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max);
 /* Asks the server to stop and reaps it. 0, or -errno (-EIO: it exited in error). */
 int vnic_split_stop(struct vnic_split *c);
+
+enum {
+	VNIC_SPLIT_CONFIG_MAX = 4096,		/* bytes of a CONFIG request's settings */
+	VNIC_SPLIT_CONFIG_LINE_MAX = 128,	/* bytes of one "NAME VALUE" line, newline included */
+	VNIC_SPLIT_TIMEOUT_MS = 5000,		/* connect, greeting, settings, attach, each answer */
+};
+
+/*
+ * Connects to a standing `vnic server` at path instead of forking, takes its
+ * greeting and hands it cfg's settings (the server's share of them); then
+ * vnic_split_attach as after a fork. 0, or -errno after one line on stderr
+ * saying why (no server, refused, timed out, settings refused).
+ */
+int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic_topo_config *cfg);
+/*
+ * The settings a client sends: "NAME VALUE\n" for each option the server
+ * process runs with (vNIC, device, cost and cable groups, --pin excepted),
+ * as vnic_topo_opt_show prints them. Bytes written, or -EMSGSIZE.
+ */
+int vnic_split_config_text(const struct vnic_topo_config *cfg, char *buf, size_t len);
+/*
+ * The server's parse of them into cfg (which holds the defaults): every
+ * line must end in a newline, name one of those options and carry a value
+ * the option takes. 0, -EMSGSIZE, or -EINVAL (a line on vnic_arg_err()).
+ */
+int vnic_split_config_apply(const char *text, size_t len, struct vnic_topo_config *cfg);
+/* The first message of a standing server on an accepted socket: rc 0, -EACCES or -EUSERS. */
+int vnic_split_greet(int sock, int rc);
+/*
+ * A standing server's child on its accepted socket: greets, takes the
+ * settings, then vnic_split_serve. 0 after a STOP, -ECONNRESET when the
+ * client went away without one, or -errno.
+ */
+int vnic_split_serve_client(int sock);
 
 /* ---------------------------------------------------------------------------
  * The option table (opts.c): every option that describes the vNIC pair (its
@@ -719,6 +758,39 @@ int vnic_cmd_set(int argc, char **argv);
 
 /* `vnic link [options]` (link.c): two namespaces joined by vnic, until a signal. Exit status. */
 int vnic_cmd_link(int argc, char **argv);
+
+/* ---------------------------------------------------------------------------
+ * `vnic server --listen PATH` (listen.c): a standing server, a child process
+ * per client, each running vnic_split_serve_client (docs/ARCHITECTURE.md
+ * section 11).
+ * ------------------------------------------------------------------------- */
+
+enum {
+	VNIC_SERVER_MAX_UIDS = 16,		/* --allow-uid, at most */
+	VNIC_SERVER_MAX_CLIENTS = 1024,		/* --max-clients, at most */
+	VNIC_SERVER_DEFAULT_CLIENTS = 16,
+};
+
+struct vnic_server_opts {
+	const char *listen;		/* --listen PATH */
+	uid_t allow[VNIC_SERVER_MAX_UIDS];	/* --allow-uid; parsed: at least the own uid */
+	unsigned int nallow;
+	uint32_t max_clients;		/* --max-clients */
+	const char *ctl_name;		/* --name; NULL: "server-PID" */
+	bool ctl;			/* serve the client counts to `vnic stats` (default on) */
+	bool quiet, json;
+};
+
+/*
+ * Parses argv[1..] (argv[0] is "server"). Without --allow-uid the server's
+ * own uid is the one allowed. 0, 1 (--help printed) or -EINVAL (a line saying
+ * why printed).
+ */
+int vnic_server_parse(int argc, char **argv, struct vnic_server_opts *o);
+/* Whether a client of uid is served (root only when named). */
+bool vnic_server_uid_allowed(const struct vnic_server_opts *o, uid_t uid);
+/* `vnic server`: until SIGINT or SIGTERM. The exit status: 0, 1 (failed), 2 (usage). */
+int vnic_cmd_server(int argc, char **argv);
 
 /* --backing-mode: the socket under the backing wire (docs/LINK.md). */
 enum vnic_link_backing_mode {

@@ -21,7 +21,7 @@
 enum {
 	OPT_SESSIONS = 256, OPT_FLOWS, OPT_SIZE, OPT_REQ_SIZE, OPT_RESP_SIZE, OPT_DURATION,
 	OPT_IPV6, OPT_NO_CSUM, OPT_TSQ, OPT_WINDOW, OPT_TRACE, OPT_REPEAT, OPT_COMPARE,
-	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES, OPT_SPLIT,
+	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES, OPT_SPLIT, OPT_SERVER,
 	OPT_PCAP, /* then the other pcap options, in vnic_arg_pcap's order */
 	OPT_PCAP_END = OPT_PCAP + VNIC_PCAP_OPTS,
 };
@@ -37,6 +37,7 @@ static const struct option own_opts[] = {
 	{ "ipv6", no_argument, NULL, OPT_IPV6 },
 	{ "no-csum", no_argument, NULL, OPT_NO_CSUM },
 	{ "split", no_argument, NULL, OPT_SPLIT },
+	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "tsq-bytes", required_argument, NULL, OPT_TSQ },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "trace", no_argument, NULL, OPT_TRACE },
@@ -72,7 +73,9 @@ static void usage(FILE *f)
 	      "  --window N          per-connection window (1048576)\n"
 	      "  --no-csum           the host sends complete checksums\n"
 	      "  --split             the devices and the cable in a server process of their\n"
-	      "                      own: the hcalls cross shared memory and eventfds\n",
+	      "                      own: the hcalls cross shared memory and eventfds\n"
+	      "  --server PATH       as --split, the server a standing 'vnic server --listen\n"
+	      "                      PATH' rather than a process forked for the run\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 	fputs("comparisons (docs/BENCHMARKS.md, \"Comparing policies\"):\n"
@@ -149,6 +152,11 @@ static int parse_opt(void *ctx, int c, const char *a)
 		break;
 	case OPT_SPLIT:
 		o->topo.split = true;
+		break;
+	case OPT_SERVER:
+		err = vnic_arg_path("--server", a);
+		o->topo.split = true;
+		o->topo.server_path = a;
 		break;
 	case OPT_TSQ:
 		err = vnic_arg_u32("--tsq-bytes", a, 1, 1u << 30, &o->st.tcp.tsq_bytes);

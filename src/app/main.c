@@ -15,6 +15,7 @@ static void usage(FILE *f)
 	      "  show [NAME]       what a running bench or link negotiated, and its settings\n"
 	      "  set NAME K V...   change a running bench or link: policies, cable, mtu, faults\n"
 	      "  link              two network namespaces joined by vnic, for real traffic (root)\n"
+	      "  server            a standing server many 'vnic bench --server' clients attach to\n"
 	      "  experiment NAME   a patch's before and after policies side by side, with plots\n"
 	      "  version           the version and the git commit vnic was built from\n"
 	      "  help              this text; 'vnic COMMAND --help' for the options of a command,\n"
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
 		return vnic_cmd_set(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "link"))
 		return vnic_cmd_link(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "server"))
+		return vnic_cmd_server(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
 		return cmd_version(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {

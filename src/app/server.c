@@ -3,9 +3,11 @@
  * The server process of a split run (`vnic bench --split`,
  * docs/ARCHITECTURE.md section 11): the devices and the cable between them
  * on cpus of their own, while the drivers and the workloads run in the
- * client process. The runner forks it on a socketpair; the client attaches
- * each side's hv (remote.c), then asks for counters and finally for the
- * stop on the same socket (docs/PROTOCOL.md section 13).
+ * client process. The runner forks it on a socketpair, or `vnic bench
+ * --server PATH` connects to a standing `vnic server` (listen.c), whose
+ * child for that client first greets it and takes its settings; then the
+ * client attaches each side's hv (remote.c), asks for counters and finally
+ * for the stop on the same socket (docs/PROTOCOL.md section 13).
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +27,7 @@ enum {
 	SPLIT_MAGIC = 0x76737276,	/* "vsrv" */
 	SPLIT_REQ_COUNTERS = 1,
 	SPLIT_REQ_STOP = 2,
+	SPLIT_REQ_CONFIG = 3,
 	SPLIT_MAX_COUNTERS = 8192,
 };
 
@@ -63,6 +68,19 @@ static int answer(int sock, int rc, uint32_t n)
 	struct split_msg m = { .magic = SPLIT_MAGIC, .rc = rc, .n = n };
 
 	return io_full(sock, &m, sizeof(m), true);
+}
+
+/* A send or receive timeout on sock, ms (0: none). 0 or -errno. */
+static int set_timeo(int sock, int opt, unsigned int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	return setsockopt(sock, SOL_SOCKET, opt, &tv, sizeof(tv)) ? -errno : 0;
+}
+
+static int set_rcvtimeo(int sock, unsigned int ms)
+{
+	return set_timeo(sock, SO_RCVTIMEO, ms);
 }
 
 /* --- the server --------------------------------------------------------------------- */
@@ -185,7 +203,10 @@ static unsigned int server_counters(struct split_server *sv)
 	return at < SPLIT_MAX_COUNTERS ? at : SPLIT_MAX_COUNTERS;
 }
 
-/* Requests until STOP or the client's end closes (it is gone: we stop too). */
+/*
+ * Requests until STOP (0) or the client's end closes: it is gone without a
+ * stop (killed, crashed), we stop too and say so (-ECONNRESET).
+ */
 static int serve(struct split_server *sv, int sock)
 {
 	struct split_msg m;
@@ -195,7 +216,7 @@ static int serve(struct split_server *sv, int sock)
 	for (;;) {
 		err = io_full(sock, &m, sizeof(m), false);
 		if (err)
-			return err == -ECONNRESET ? 0 : err;
+			return err;
 		if (m.magic != SPLIT_MAGIC) {
 			answer(sock, -EPROTO, 0);
 			return -EPROTO;
@@ -229,10 +250,164 @@ int vnic_split_serve(int sock, const struct vnic_topo_config *cfg)
 	err = sv.ctrs ? server_build(&sv, sock, cfg) : -ENOMEM;
 	if (answer(sock, err, 0) || err)
 		goto out;
-	err = serve(&sv, sock);
+	err = set_rcvtimeo(sock, 0);
+	if (!err)
+		err = serve(&sv, sock);
 out:
 	server_destroy(&sv);
 	return err;
+}
+
+/* --- a standing server's child (listen.c) ------------------------------------------- */
+
+/*
+ * The option groups whose settings live in the server process: the MTU,
+ * the threads and their spin, the device, the cost model and the cable.
+ * The driver's policies and the faults stay with the client (faults are
+ * refused in split mode), and so does --pin: cores are the client's
+ * business, the server's threads run where the scheduler puts them, as a
+ * forked server's do.
+ */
+enum {
+	CONFIG_GROUPS = 1u << VNIC_OPTG_VNIC | 1u << VNIC_OPTG_DEVICE | 1u << VNIC_OPTG_COST |
+			1u << VNIC_OPTG_CABLE,
+};
+
+static bool config_name_sent(const char *name)
+{
+	return strcmp(name, "pin") != 0;
+}
+
+static bool config_name_ok(const char *name)
+{
+	const char *names[VNIC_TOPO_OPTS_MAX];
+	unsigned int n = vnic_topo_opt_names(CONFIG_GROUPS, names, VNIC_TOPO_OPTS_MAX);
+
+	if (!config_name_sent(name))
+		return false;
+	for (unsigned int i = 0; i < n && i < VNIC_TOPO_OPTS_MAX; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+int vnic_split_config_apply(const char *text, size_t len, struct vnic_topo_config *cfg)
+{
+	char line[VNIC_SPLIT_CONFIG_LINE_MAX], *value;
+	const char *at = text, *end = text + len;
+
+	if (len > VNIC_SPLIT_CONFIG_MAX)
+		return -EMSGSIZE;
+	while (at < end) {
+		const char *nl = memchr(at, '\n', (size_t)(end - at));
+		size_t n = nl ? (size_t)(nl - at) : 0;
+		int err;
+
+		if (!nl || n >= sizeof(line) || memchr(at, '\0', n)) {
+			fprintf(vnic_arg_err(), "vnic: server settings: a line is not \"NAME VALUE\"\n");
+			return -EINVAL;
+		}
+		memcpy(line, at, n);
+		line[n] = '\0';
+		at = nl + 1;
+		value = strchr(line, ' ');
+		if (!value) {
+			fprintf(vnic_arg_err(), "vnic: server settings: '%s' has no value\n", line);
+			return -EINVAL;
+		}
+		*value++ = '\0';
+		/* only what the server runs: a client does not set what it does not send */
+		if (!config_name_ok(line)) {
+			fprintf(vnic_arg_err(), "vnic: server settings: '%s' is not the server's\n",
+				line);
+			return -EINVAL;
+		}
+		err = vnic_topo_opt_set(line, value, cfg);
+		if (err)
+			return err == -ENOENT ? -EINVAL : err;
+	}
+	return 0;
+}
+
+int vnic_split_config_text(const struct vnic_topo_config *cfg, char *buf, size_t len)
+{
+	const char *names[VNIC_TOPO_OPTS_MAX];
+	unsigned int n = vnic_topo_opt_names(CONFIG_GROUPS, names, VNIC_TOPO_OPTS_MAX);
+	size_t at = 0;
+	char value[96];
+
+	for (unsigned int i = 0; i < n && i < VNIC_TOPO_OPTS_MAX; i++) {
+		int w;
+
+		if (!config_name_sent(names[i]) ||
+		    vnic_topo_opt_show(names[i], cfg, value, sizeof(value)))
+			continue;
+		w = snprintf(buf + at, len - at, "%s %s\n", names[i], value);
+		if (w < 0 || (size_t)w >= len - at)
+			return -EMSGSIZE;
+		at += (size_t)w;
+	}
+	return (int)at;
+}
+
+int vnic_split_greet(int sock, int rc)
+{
+	return answer(sock, rc, 0);
+}
+
+/* The client's settings: a CONFIG request and its text, applied to the defaults. */
+static int take_config(int sock, struct vnic_topo_config *cfg)
+{
+	struct split_msg m;
+	char *text;
+	int err;
+
+	err = io_full(sock, &m, sizeof(m), false);
+	if (err)
+		return err;
+	if (m.magic != SPLIT_MAGIC || m.type != SPLIT_REQ_CONFIG || m.rc) {
+		answer(sock, -EPROTO, 0);
+		return -EPROTO;
+	}
+	if (m.n > VNIC_SPLIT_CONFIG_MAX) {
+		answer(sock, -EMSGSIZE, 0);
+		return -EMSGSIZE;
+	}
+	/* exactly the size announced, so a read past the text is caught (ASan) */
+	text = malloc(m.n ? m.n : 1);
+	if (!text)
+		return -ENOMEM;
+	err = io_full(sock, text, m.n, false);
+	if (!err) {
+		vnic_topo_config_default(cfg);
+		err = vnic_split_config_apply(text, m.n, cfg);
+		if (err)
+			answer(sock, err, 0);
+		else
+			err = answer(sock, 0, 0);
+	}
+	free(text);
+	return err;
+}
+
+int vnic_split_serve_client(int sock)
+{
+	struct vnic_topo_config cfg;
+	int err;
+
+	/*
+	 * A client that connects and then says nothing must not hold its child
+	 * for ever: the settings and the attach come within the timeout; the
+	 * requests after them may be far apart (a long run).
+	 */
+	err = set_rcvtimeo(sock, VNIC_SPLIT_TIMEOUT_MS);
+	if (!err)
+		err = vnic_split_greet(sock, 0);
+	if (!err)
+		err = take_config(sock, &cfg);
+	if (err)
+		return err;
+	return vnic_split_serve(sock, &cfg);
 }
 
 /* --- the client's end ------------------------------------------------------------------ */
@@ -271,6 +446,114 @@ err_destroy_lock:
 err_close:
 	close(sv[0]);
 	close(sv[1]);
+	return err;
+}
+
+/* What a refusal in the greeting means, for the client's one line. */
+static const char *refusal(int rc)
+{
+	switch (rc) {
+	case -EACCES:
+		return "refused: this user is not one the server allows (--allow-uid)";
+	case -EUSERS:
+		return "refused: the server serves as many clients as it takes (--max-clients)";
+	default:
+		return strerror(-rc);
+	}
+}
+
+/* Greeting, then the settings and their answer. 0 or -errno, said on stderr. */
+static int connect_handshake(struct vnic_split *c, const char *path,
+			     const struct vnic_topo_config *cfg)
+{
+	struct split_msg m;
+	char *text;
+	int n, err;
+
+	err = io_full(c->sock, &m, sizeof(m), false);
+	if (!err && m.magic != SPLIT_MAGIC)
+		err = -EPROTO;
+	if (err) {
+		fprintf(stderr, "vnic: --server %s: no greeting from the server: %s\n", path,
+			strerror(err == -EAGAIN ? ETIMEDOUT : -err));
+		return err;
+	}
+	if (m.rc) {
+		fprintf(stderr, "vnic: --server %s: %s\n", path, refusal(m.rc));
+		return m.rc;
+	}
+	text = malloc(VNIC_SPLIT_CONFIG_MAX);
+	if (!text)
+		return -ENOMEM;
+	n = vnic_split_config_text(cfg, text, VNIC_SPLIT_CONFIG_MAX);
+	err = n < 0 ? n : 0;
+	m = (struct split_msg){ .magic = SPLIT_MAGIC, .type = SPLIT_REQ_CONFIG, .n = (uint32_t)n };
+	if (!err)
+		err = io_full(c->sock, &m, sizeof(m), true);
+	if (!err)
+		err = io_full(c->sock, text, (size_t)n, true);
+	free(text);
+	if (!err)
+		err = io_full(c->sock, &m, sizeof(m), false);
+	if (!err && m.magic != SPLIT_MAGIC)
+		err = -EPROTO;
+	if (err) {
+		fprintf(stderr, "vnic: --server %s: the settings: %s\n", path,
+			strerror(err == -EAGAIN ? ETIMEDOUT : -err));
+		return err;
+	}
+	if (m.rc)
+		fprintf(stderr, "vnic: --server %s: the server refused the settings: %s\n", path,
+			strerror(-m.rc));
+	return m.rc;
+}
+
+int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic_topo_config *cfg)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->sock = -1;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "vnic: --server %s: the path is too long for a unix socket\n", path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, path, strlen(path));
+	err = -pthread_mutex_init(&c->lock, NULL);
+	if (err)
+		return err;
+	c->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->sock < 0) {
+		err = -errno;
+		goto err_destroy_lock;
+	}
+	/*
+	 * A server that stops answering fails the run instead of hanging it:
+	 * the timeouts bound connect (a full backlog), every answer and every
+	 * send, for the whole run; no answer takes long.
+	 */
+	err = set_timeo(c->sock, SO_SNDTIMEO, VNIC_SPLIT_TIMEOUT_MS);
+	if (!err)
+		err = set_rcvtimeo(c->sock, VNIC_SPLIT_TIMEOUT_MS);
+	if (err)
+		goto err_close;
+	if (connect(c->sock, (const struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		fprintf(stderr, "vnic: --server %s: connect: %s\n", path,
+			strerror(err == -EAGAIN ? ETIMEDOUT : -err));
+		goto err_close;
+	}
+	err = connect_handshake(c, path, cfg);
+	if (err)
+		goto err_close;
+	return 0;
+
+err_close:
+	close(c->sock);
+	c->sock = -1;
+err_destroy_lock:
+	pthread_mutex_destroy(&c->lock);
 	return err;
 }
 
@@ -330,6 +613,11 @@ int vnic_split_stop(struct vnic_split *c)
 	pthread_mutex_unlock(&c->lock);
 	close(c->sock);
 	c->sock = -1;
+	if (!c->pid) {
+		/* a standing server's child: its answer is all we learn */
+		pthread_mutex_destroy(&c->lock);
+		return err ? err : m.rc;
+	}
 	if (waitpid(c->pid, &status, 0) < 0)
 		return err ? err : -errno;
 	/* a server that died mid-run explains a run that stalled: say so */

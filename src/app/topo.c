@@ -214,7 +214,9 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 	if (t->cfg.split) {
 		/* first: the server process starts with nothing of ours but the socket */
 		err = split_check(&t->cfg);
-		if (!err)
+		if (!err && t->cfg.server_path)
+			err = vnic_split_connect(&t->split, t->cfg.server_path, &t->cfg);
+		else if (!err)
 			err = vnic_split_fork(&t->split, &t->cfg);
 		if (err)
 			return err;
