@@ -96,6 +96,7 @@ struct vnic_topo {
 	struct vnic_topo_config cfg;
 	struct vnic_split split;	/* cfg.split only */
 	bool started;
+	bool said;			/* create failed and said why on stderr already */
 };
 
 void vnic_topo_config_default(struct vnic_topo_config *cfg);

@@ -239,7 +239,8 @@ static void listen_close(struct listener *l)
 
 /* --- clients ------------------------------------------------------------------------- */
 
-static void say(const struct listener *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct listener *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static void say(const struct listener *l, const char *fmt, ...)
 {

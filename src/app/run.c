@@ -519,7 +519,8 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	}
 	err = vnic_topo_create(t, &tc);
 	if (err) {
-		fprintf(stderr, "vnic bench: building the topology: %s\n", strerror(-err));
+		if (!t->said)
+			fprintf(stderr, "vnic bench: building the topology: %s\n", strerror(-err));
 		return err;
 	}
 	if (r->o->wl == VNIC_WL_RR)

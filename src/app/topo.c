@@ -152,9 +152,11 @@ static int create_split(struct vnic_topo *t)
 			return err;
 	}
 	err = vnic_split_attach(&t->split, t->hv);
-	if (err)
+	if (err) {
 		fprintf(stderr, "vnic: --split: the server refused the attach: %s\n",
-			strerror(-err));
+			strerror(-err == EAGAIN ? ETIMEDOUT : -err));
+		t->said = true;
+	}
 	return err;
 }
 
@@ -201,6 +203,7 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 {
 	int core[VNIC_TOPO_SIDES];
 	unsigned int s;
+	bool said;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -218,6 +221,8 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 			err = vnic_split_connect(&t->split, t->cfg.server_path, &t->cfg);
 		else if (!err)
 			err = vnic_split_fork(&t->split, &t->cfg);
+		/* each of these says why in a line of its own */
+		t->said = err != 0;
 		if (err)
 			return err;
 	}
@@ -247,7 +252,9 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 	return 0;
 
 err_destroy:
+	said = t->said;
 	vnic_topo_destroy(t);
+	t->said = said;
 	return err;
 }
 
