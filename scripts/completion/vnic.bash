@@ -126,7 +126,7 @@ _vnic_value()
 	fi
 	COMPREPLY=()
 	case $opt in
-	--pcap | --samples | --md | --link-base)
+	--pcap | --samples | --md | --link-base | --listen | --server)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		;;
