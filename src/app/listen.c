@@ -296,12 +296,27 @@ static void admit(struct listener *l)
 	int sock;
 
 	sock = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (sock < 0)
-		return;	/* the client gave up already (ECONNABORTED), or EINTR: poll again */
-	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    !vnic_server_uid_allowed(l->o, cred.uid)) {
+	if (sock < 0) {
+		if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN)
+			return;	/* the client gave up already: poll again */
+		/*
+		 * Out of descriptors or memory: the connection stays queued and
+		 * poll would report it at once again; a pause keeps this loop
+		 * from spinning until a child ends and frees some.
+		 */
+		say(l, "accept: %s", strerror(errno));
+		usleep(100 * 1000);
+		return;
+	}
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
 		vnic_ctr_inc(&l->n.refused_uid);
-		say(l, "refused a client of uid %ld: not allowed", len ? (long)cred.uid : -1L);
+		say(l, "refused a client: its credentials: %s", strerror(errno));
+		refuse(sock, -EACCES);
+		return;
+	}
+	if (!vnic_server_uid_allowed(l->o, cred.uid)) {
+		vnic_ctr_inc(&l->n.refused_uid);
+		say(l, "refused a client of uid %ld: not allowed", (long)cred.uid);
 		refuse(sock, -EACCES);
 		return;
 	}
@@ -313,7 +328,11 @@ static void admit(struct listener *l)
 		refuse(sock, -EUSERS);
 		return;
 	}
-	/* what stdio holds would be written twice */
+	/*
+	 * What stdio holds would be written twice. The control socket's thread
+	 * does not exist in the child, which never touches it (glibc keeps
+	 * malloc and stdio usable in a child forked from a threaded process).
+	 */
 	fflush(NULL);
 	self = getpid();
 	pid = fork();
