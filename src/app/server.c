@@ -278,6 +278,15 @@ static bool config_name_sent(const char *name)
 	return strcmp(name, "pin") != 0;
 }
 
+/* Printable ASCII only: what a client sent may end up in the server's messages. */
+static bool config_line_printable(const char *at, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (at[i] < 0x20 || at[i] > 0x7e)
+			return false;
+	return true;
+}
+
 static bool config_name_ok(const char *name)
 {
 	const char *names[VNIC_TOPO_OPTS_MAX];
@@ -303,7 +312,7 @@ int vnic_split_config_apply(const char *text, size_t len, struct vnic_topo_confi
 		size_t n = nl ? (size_t)(nl - at) : 0;
 		int err;
 
-		if (!nl || n >= sizeof(line) || memchr(at, '\0', n)) {
+		if (!nl || n >= sizeof(line) || !config_line_printable(at, n)) {
 			fprintf(vnic_arg_err(), "vnic: server settings: a line is not \"NAME VALUE\"\n");
 			return -EINVAL;
 		}

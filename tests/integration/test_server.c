@@ -200,6 +200,8 @@ static const struct config_case config_cases[] = {
 	  "0000000000000000000000000000000000000000000000000000000000000000\n",
 	  -EINVAL, 0 },
 	{ "15 good then bad", "mtu 9000\nloss 0.9\n", -EINVAL, 0 },
+	{ "16 a terminal escape", "mtu \033[2J\n", -EINVAL, 0 },
+	{ "17 a byte above ASCII", "mtu 9000\377\n", -EINVAL, 0 },
 };
 
 static void test_config_refused(void **state)
