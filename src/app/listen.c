@@ -256,15 +256,22 @@ static void say(const struct listener *l, const char *fmt, ...)
 }
 
 /* The child: one client's devices and cable, then exit. Never returns. */
-static void child_run(struct listener *l, int sock, pid_t parent)
+static void child_run(const struct listener *l, int sock, pid_t parent)
 {
 	int err;
 
 	/* the parent ends its children: when it dies, so do they */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(1);
-	close(l->lfd);
-	close(l->sfd);
+	/*
+	 * Nothing of the parent's but the client's socket: not the listening
+	 * socket, and not a connection the control socket's thread was
+	 * answering, whose client waits for its close (a copy here would hold
+	 * it open for as long as this child runs).
+	 */
+	if (sock > 3)
+		close_range(3, (unsigned int)sock - 1, 0);
+	close_range((unsigned int)sock + 1, ~0u, 0);
 	/* Ctrl-C reaches the whole process group; the parent decides for its children */
 	signal(SIGINT, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &l->old_mask, NULL);

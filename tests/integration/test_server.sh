@@ -144,6 +144,17 @@ for i in 1 2 3 4; do
 	pids+=($!)
 done
 sleep 1
+# The children hold their client's socket, not the server's listening one
+# (nor a control connection): /proc/net/unix names the listening socket's inode.
+lino=$(awk -v p="$S" '$8 == p { print $7; exit }' /proc/net/unix)
+kids=$(pgrep -P $SP | wc -l)
+held=0
+for k in $(pgrep -P $SP); do
+	ls -l /proc/$k/fd 2>/dev/null | grep -q "socket:\[$lino\]" && held=$((held + 1))
+done
+[ -n "$lino" ] && [ "$kids" -ge 5 ] && [ $held = 0 ] &&
+	ok "$kids children, none holds the listening socket" ||
+	fail "listening socket inode '$lino', $kids children, $held hold it"
 kill -KILL $VP
 wait $VP 2>/dev/null
 for i in 1 2 3 4; do
