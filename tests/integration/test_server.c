@@ -103,7 +103,7 @@ static void test_uid_allowed(void **state)
 	struct vnic_server_opts o;
 	char *own[] = { "server", "--listen", "p" };
 	char *two[] = { "server", "--listen", "p", "--allow-uid", "1000", "--allow-uid", "7" };
-	char *many[2 + 2 * (VNIC_SERVER_MAX_UIDS + 1)] = { "server", "--listen", "p" };
+	char *many[3 + 2 * (VNIC_SERVER_MAX_UIDS + 1)] = { "server", "--listen", "p" };
 	int argc = 3;
 
 	(void)state;

@@ -145,12 +145,19 @@ for i in 1 2 3 4; do
 done
 sleep 1
 # The children hold their client's socket, not the server's listening one
-# (nor a control connection): /proc/net/unix names the listening socket's inode.
-lino=$(awk -v p="$S" '$8 == p { print $7; exit }' /proc/net/unix)
-kids=$(pgrep -P $SP | wc -l)
-held=0
-for k in $(pgrep -P $SP); do
-	ls -l /proc/$k/fd 2>/dev/null | grep -q "socket:\[$lino\]" && held=$((held + 1))
+# (nor a control connection). /proc/net/unix gives the listening socket's
+# inode: an accepted socket shows the path too, the listening one has the
+# flag __SO_ACCEPTCON (00010000). A child just forked may not have closed
+# it yet (slow under a sanitizer): look again for a while.
+lino=$(awk -v p="$S" '$8 == p && $4 == "00010000" { print $7; exit }' /proc/net/unix)
+for _ in $(seq 30); do
+	kids=$(pgrep -P $SP | wc -l)
+	held=0
+	for k in $(pgrep -P $SP); do
+		ls -l /proc/$k/fd 2>/dev/null | grep -q "socket:\[$lino\]" && held=$((held + 1))
+	done
+	[ "$kids" -ge 5 ] && [ $held = 0 ] && break
+	sleep 0.1
 done
 [ -n "$lino" ] && [ "$kids" -ge 5 ] && [ $held = 0 ] &&
 	ok "$kids children, none holds the listening socket" ||
