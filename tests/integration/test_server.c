@@ -145,6 +145,8 @@ static void test_config_roundtrip(void **state)
 	assert_int_equal(vnic_topo_opt_set("busy-poll", "fixed", &c), 0);
 	assert_int_equal(vnic_topo_opt_set("dev-queues", "2", &c), 0);
 	assert_int_equal(vnic_topo_opt_set("drop-missing-hdrs", "on", &c), 0);
+	assert_int_equal(vnic_topo_opt_set("rx-usecs", "32", &c), 0);
+	assert_int_equal(vnic_topo_opt_set("adaptive-tx", "on", &c), 0);
 	assert_int_equal(vnic_topo_opt_set("cost-irq-ns", "123", &c), 0);
 	assert_int_equal(vnic_topo_opt_set("rate", "5G", &c), 0);
 	assert_int_equal(vnic_topo_opt_set("delay-us", "9", &c), 0);
@@ -164,6 +166,8 @@ static void test_config_roundtrip(void **state)
 	assert_int_equal(got.spin, c.spin);
 	assert_int_equal(got.dev.max_tx_queues, 2);
 	assert_true(got.dev.drop_missing_hdrs);
+	assert_int_equal(got.dev.coal.rx_usecs, 32);	/* coalescing is the device's */
+	assert_true(got.dev.coal.adaptive_tx);
 	assert_int_equal(got.cost.irq_ns, 123);
 	assert_int_equal(got.cable.rate_bps, 5000000000ull);
 	assert_int_equal(got.cable.delay_ns, 9000);
