@@ -137,20 +137,21 @@ done
 # --- one killed mid-stream while four stream ----------------------------------------------
 "$VNIC" bench stream --server "$S" --duration 120 --json --no-ctl >"$D/victim" 2>"$D/victim.err" &
 VP=$!
+# Big enough that the four still stream when the fifth is killed.
+KSIZE=200000000
 pids=()
 for i in 1 2 3 4; do
-	nice "$VNIC" bench stream --server "$S" --size $SIZE --duration 120 --json --no-ctl \
+	nice "$VNIC" bench stream --server "$S" --size $KSIZE --duration 120 --json --no-ctl \
 		>"$D/kst$i" 2>"$D/kst$i.err" &
 	pids+=($!)
 done
-sleep 1
 # The children hold their client's socket, not the server's listening one
 # (nor a control connection). /proc/net/unix gives the listening socket's
 # inode: an accepted socket shows the path too, the listening one has the
 # flag __SO_ACCEPTCON (00010000). A child just forked may not have closed
-# it yet (slow under a sanitizer): look again for a while.
+# it yet (slow under a sanitizer): look again, until all five are served.
 lino=$(awk -v p="$S" '$8 == p && $4 == "00010000" { print $7; exit }' /proc/net/unix)
-for _ in $(seq 30); do
+for _ in $(seq 200); do
 	kids=$(pgrep -P $SP | wc -l)
 	held=0
 	for k in $(pgrep -P $SP); do
@@ -166,7 +167,7 @@ kill -KILL $VP
 wait $VP 2>/dev/null
 for i in 1 2 3 4; do
 	wait "${pids[$((i - 1))]}"
-	check_client "beside a killed client: stream $i" "$D/kst$i" $? $SIZE
+	check_client "beside a killed client: stream $i" "$D/kst$i" $? $KSIZE
 done
 abn=0
 for _ in $(seq 50); do
