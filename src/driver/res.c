@@ -192,6 +192,24 @@ static void pool_refill(struct drv_pool *p)
 	vnic_ctr_set32(&p->nfree, p->count);
 }
 
+/*
+ * l->mem and l->len into the DMA window: dma_mapped set, or nothing mapped.
+ * REQUEST_MAP carries the ioba in 32 bits (proto.h VNIC_IOBA_LIMIT).
+ */
+static int ltb_map(struct vnic_drv *drv, struct drv_ltb *l)
+{
+	int err = vnic_hv_dma_map(drv->hv, l->mem, l->len, &l->ioba);
+
+	if (err)
+		return err;
+	if (l->ioba >= VNIC_IOBA_LIMIT || l->len > VNIC_IOBA_LIMIT - l->ioba) {
+		vnic_hv_dma_unmap(drv->hv, l->ioba);
+		return -ERANGE;
+	}
+	l->dma_mapped = true;
+	return 0;
+}
+
 static int pool_init(struct vnic_drv *drv, struct drv_pool *p, uint32_t count, uint32_t buf_size)
 {
 	uint32_t left;
@@ -218,16 +236,9 @@ static int pool_init(struct vnic_drv *drv, struct drv_pool *p, uint32_t count, u
 		l->mem = vnic_hv_dma_alloc(drv->hv, l->len);
 		if (!l->mem)
 			goto err_free;
-		err = vnic_hv_dma_map(drv->hv, l->mem, l->len, &l->ioba);
+		err = ltb_map(drv, l);
 		if (err)
 			goto err_free;
-		/* REQUEST_MAP carries the ioba in 32 bits (proto.h VNIC_IOBA_LIMIT). */
-		if (l->ioba >= VNIC_IOBA_LIMIT || l->len > VNIC_IOBA_LIMIT - l->ioba) {
-			vnic_hv_dma_unmap(drv->hv, l->ioba);
-			err = -ERANGE;
-			goto err_free;
-		}
-		l->dma_mapped = true;
 		left -= n;
 	}
 	pool_refill(p);
@@ -494,15 +505,9 @@ static int hostmem_map(struct vnic_drv *drv, struct drv_hostmem *h, const struct
 
 		l->mem = pool->mem + (size_t)i * h->per_ltb * stride;
 		l->len = (uint64_t)n * stride;
-		err = vnic_hv_dma_map(drv->hv, l->mem, l->len, &l->ioba);
+		err = ltb_map(drv, l);
 		if (err)
 			goto err_unmap;
-		l->dma_mapped = true;
-		/* REQUEST_MAP carries the ioba in 32 bits (proto.h VNIC_IOBA_LIMIT). */
-		if (l->ioba >= VNIC_IOBA_LIMIT || l->len > VNIC_IOBA_LIMIT - l->ioba) {
-			err = -ERANGE;
-			goto err_unmap;
-		}
 		left -= n;
 	}
 	h->pool = pool;
