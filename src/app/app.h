@@ -653,6 +653,7 @@ struct vnic_bench_run {
 	double spin_cpu_s[VNIC_TOPO_SIDES];	/* of which spent spinning without work */
 	struct vnic_machine machine;	/* the machine during the traffic */
 	bool pools_full;		/* every driver pool full after quiesce and close */
+	int close_err;			/* 0, or why the drivers did not close (-errno) */
 	bool quiesced;			/* all data acknowledged before close */
 	struct vnic_bench_interval *intervals;	/* one a second, and the last part */
 	size_t nintervals;

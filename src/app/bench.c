@@ -519,6 +519,7 @@ static void print_json(const struct vnic_bench_run *r)
 	vnic_json_double(&j, "work_cpu_ns_per_txn", vnic_bench_work_ns_per_txn(r));
 	vnic_json_double(&j, "work_cpu_ns_per_gb", vnic_bench_work_ns_per_gb(r));
 	vnic_json_bool(&j, "pools_full", r->pools_full);
+	vnic_json_str(&j, "close_error", r->close_err ? strerror(-r->close_err) : "");
 	vnic_json_object(&j, "errors");
 	vnic_json_u64(&j, "payload", r->res.err.payload);
 	vnic_json_u64(&j, "bad_csum", r->res.err.bad_csum);
@@ -676,6 +677,15 @@ int vnic_cmd_bench(int argc, char **argv)
 				fprintf(stderr, "vnic bench: writing %s: %s\n", o.samples_path,
 					strerror(-err));
 		}
+	}
+	/*
+	 * The figures stand (the traffic had ended), but a driver that did not
+	 * close left something behind: a script must not take the run for clean.
+	 */
+	if (!err && r->close_err) {
+		fprintf(stderr, "vnic bench: the drivers did not close: %s\n",
+			strerror(-r->close_err));
+		err = r->close_err;
 	}
 	ret = err ? 1 : 0;
 out:

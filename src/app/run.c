@@ -571,9 +571,7 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	else
 		vnic_stream_stop(r->st);
 	drain(r);
-	err = vnic_topo_stop(t);
-	if (err)
-		fprintf(stderr, "vnic bench: closing: %s\n", strerror(-err));
+	r->close_err = vnic_topo_stop(t);
 	r->pools_full = vnic_drv_pools_full(t->drv[0]) && vnic_drv_pools_full(t->drv[1]);
 	/* Every frame the cable carried is in the file before the report counts them. */
 	vnic_pcap_stop(r->pcap);
