@@ -77,13 +77,21 @@ struct vnic_topo_config {
 	bool split;
 	/* --server PATH: split, against a standing `vnic server` (listen.c); NULL: forked */
 	const char *server_path;
+	/*
+	 * --reconnect-timeout: how long a --server client goes on trying to
+	 * reach a server that went away before it gives up (server.c)
+	 */
+	uint64_t reconnect_timeout_ns;
 };
+
+struct vnic_split_reconnect;
 
 /* The client's end of a split run's server process (server.c). */
 struct vnic_split {
-	int sock;			/* -1: none */
+	int sock;			/* -1: none; with --server, its number never changes */
 	pid_t pid;			/* 0: a standing server's child, not ours to reap */
 	pthread_mutex_t lock;		/* one request at a time on sock */
+	struct vnic_split_reconnect *rc; /* --server: the way back to a server (NULL: none) */
 };
 
 struct vnic_topo {
@@ -119,6 +127,8 @@ int vnic_topo_stop(struct vnic_topo *t);
 /* Frees everything; the threads must be stopped. */
 void vnic_topo_destroy(struct vnic_topo *t);
 struct vnic_netdev *vnic_topo_netdev(struct vnic_topo *t, unsigned int side);
+/* --server: the server went away and did not come back within --reconnect-timeout (said). */
+bool vnic_topo_gave_up(const struct vnic_topo *t);
 /* pool offered to each of nd's tx queues (--tx-buf map); before open. 0 or -errno. */
 int vnic_topo_tx_pools(struct vnic_netdev *nd, const struct vnic_pkt_pool *pool);
 
@@ -173,15 +183,57 @@ int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg);
 int vnic_split_serve(int sock, const struct vnic_topo_config *cfg);
 /* Attaches both sides' client hvs; 0 once the server runs its devices, or -errno. */
 int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_SIDES]);
+/*
+ * A new connection to the standing server at path, its settings taken from
+ * cfg and both hvs attached again (reconnect.c): the fd, or -errno with
+ * *step naming where it failed. Says nothing on stderr.
+ */
+int vnic_split_redial(const char *path, const struct vnic_topo_config *cfg,
+		      struct vnic_hv *const hv[VNIC_TOPO_SIDES], const char **step);
 /* The server's counters into out (at most max); how many, or -errno. Any thread. */
 int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max);
 /* Asks the server to stop and reaps it. 0, or -errno (-EIO: it exited in error). */
 int vnic_split_stop(struct vnic_split *c);
 
+/*
+ * A standing server that goes away (killed, restarted): the client resets and
+ * attaches again (docs/ARCHITECTURE.md section 11, "A server restart").
+ *
+ * vnic_split_watch, after vnic_split_attach and before cpu starts: a poller
+ * on cpu (side a's, the control cpu) watches the socket for its hang-up
+ * (EPOLLRDHUP: nothing per packet); when it comes, each hv is told its
+ * partner is gone (vnic_hv_split_partner_lost: a transport event, the
+ * driver's reset), and a thread of its own connects to path again, every
+ * vnic_split_backoff_ms, sends cfg's settings and the same hvs' attach, for
+ * at most cfg->reconnect_timeout_ns; then it says so in one line and
+ * vnic_split_gave_up turns true. 0 or -errno.
+ */
+int vnic_split_watch(struct vnic_split *c, struct vnic_cpu *cpu,
+		     struct vnic_hv *const hv[VNIC_TOPO_SIDES], const char *path,
+		     const struct vnic_topo_config *cfg);
+/* Ends the reconnecting thread (an attempt under way first ends). Any thread but cpu's; idempotent. */
+void vnic_split_watch_stop(struct vnic_split *c);
+/* Once cpu has stopped (vnic_split_stop does it): the thread ended, the watch freed. */
+void vnic_split_watch_free(struct vnic_split *c);
+/* Any thread: the server went away and did not come back in time. */
+bool vnic_split_gave_up(const struct vnic_split *c);
+/*
+ * The client's reconnect counters ("split.lost", "split.reconnects",
+ * "split.reconnect_attempts", "split.down_ns", "split.down_max_ns")
+ * appended to out[at..max); returns the new total. Any thread.
+ */
+unsigned int vnic_split_client_counters(const struct vnic_split *c, struct vnic_counter *out,
+					unsigned int max, unsigned int at);
+/* The wait before reconnect attempt n (from 0): 10 ms, doubling, at most 500 ms. */
+uint32_t vnic_split_backoff_ms(unsigned int n);
+
 enum {
 	VNIC_SPLIT_CONFIG_MAX = 4096,		/* bytes of a CONFIG request's settings */
 	VNIC_SPLIT_CONFIG_LINE_MAX = 128,	/* bytes of one "NAME VALUE" line, newline included */
 	VNIC_SPLIT_TIMEOUT_MS = 5000,		/* connect, greeting, settings, attach, each answer */
+	VNIC_SPLIT_BACKOFF_MIN_MS = 10,		/* reconnect: the first wait, doubled each time */
+	VNIC_SPLIT_BACKOFF_MAX_MS = 500,
+	VNIC_SPLIT_RECONNECT_DEFAULT_S = 30,	/* --reconnect-timeout */
 };
 
 /*

@@ -21,7 +21,7 @@
 enum {
 	OPT_SESSIONS = 256, OPT_FLOWS, OPT_SIZE, OPT_REQ_SIZE, OPT_RESP_SIZE, OPT_DURATION,
 	OPT_IPV6, OPT_NO_CSUM, OPT_TSQ, OPT_WINDOW, OPT_TRACE, OPT_REPEAT, OPT_COMPARE,
-	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES, OPT_SPLIT, OPT_SERVER,
+	OPT_NAME, OPT_NO_CTL, OPT_SAMPLE_MS, OPT_SAMPLES, OPT_SPLIT, OPT_SERVER, OPT_RECONNECT,
 	OPT_PCAP, /* then the other pcap options, in vnic_arg_pcap's order */
 	OPT_PCAP_END = OPT_PCAP + VNIC_PCAP_OPTS,
 };
@@ -38,6 +38,7 @@ static const struct option own_opts[] = {
 	{ "no-csum", no_argument, NULL, OPT_NO_CSUM },
 	{ "split", no_argument, NULL, OPT_SPLIT },
 	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "reconnect-timeout", required_argument, NULL, OPT_RECONNECT },
 	{ "tsq-bytes", required_argument, NULL, OPT_TSQ },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "trace", no_argument, NULL, OPT_TRACE },
@@ -75,7 +76,9 @@ static void usage(FILE *f)
 	      "  --split             the devices and the cable in a server process of their\n"
 	      "                      own: the hcalls cross shared memory and eventfds\n"
 	      "  --server PATH       as --split, the server a standing 'vnic server --listen\n"
-	      "                      PATH' rather than a process forked for the run\n",
+	      "                      PATH' rather than a process forked for the run\n"
+	      "  --reconnect-timeout S  --server: how long to try to reach a server that\n"
+	      "                      went away before the run fails (30)\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 	fputs("comparisons (docs/BENCHMARKS.md, \"Comparing policies\"):\n"
@@ -107,6 +110,7 @@ struct bench_parse {
 	struct vnic_bench_opts o;
 	bool sample_ms_set;
 	bool duration_set;
+	bool reconnect_set;
 };
 
 static int parse_opt(void *ctx, int c, const char *a)
@@ -114,6 +118,7 @@ static int parse_opt(void *ctx, int c, const char *a)
 	struct bench_parse *p = ctx;
 	struct vnic_bench_opts *o = &p->o;
 	uint64_t v;
+	double secs;
 	int err = 0;
 
 	switch (c) {
@@ -157,6 +162,11 @@ static int parse_opt(void *ctx, int c, const char *a)
 		err = vnic_arg_path("--server", a);
 		o->topo.split = true;
 		o->topo.server_path = a;
+		break;
+	case OPT_RECONNECT:
+		err = vnic_arg_double("--reconnect-timeout", a, 0.01, 86400, &secs);
+		o->topo.reconnect_timeout_ns = (uint64_t)(secs * 1e9);
+		p->reconnect_set = true;
 		break;
 	case OPT_TSQ:
 		err = vnic_arg_u32("--tsq-bytes", a, 1, 1u << 30, &o->st.tcp.tsq_bytes);
@@ -263,7 +273,8 @@ static const struct vnic_opts_cmd bench_cmd = {
 
 int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o)
 {
-	struct bench_parse p = { .sample_ms_set = false, .duration_set = false };
+	struct bench_parse p = { .sample_ms_set = false, .duration_set = false,
+				 .reconnect_set = false };
 	int err;
 
 	vnic_bench_opts_default(o, VNIC_WL_RR);
@@ -290,6 +301,11 @@ int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o)
 	p.o = *o;
 	err = vnic_opts_parse(&bench_cmd, argc - 1, argv + 1, &p);
 	*o = p.o;
+	if (!err && p.reconnect_set && !o->topo.server_path) {
+		fputs("vnic bench: --reconnect-timeout is for a client of a standing server "
+		      "(--server PATH)\n", stderr);
+		return -EINVAL;
+	}
 	return err ? err : settle(o, p.sample_ms_set, p.duration_set);
 }
 

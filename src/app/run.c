@@ -189,7 +189,8 @@ static void run_for(struct vnic_bench_run *r)
 				next_sample = now + period / 2;
 		}
 		if (now >= end || interrupted ||
-		    atomic_load_explicit(&r->stop, memory_order_relaxed) || stream_done(r))
+		    atomic_load_explicit(&r->stop, memory_order_relaxed) || stream_done(r) ||
+		    vnic_topo_gave_up(&r->topo))
 			break;
 		if (now >= next_sec) {
 			interval_end(r, start, t_prev, now, &prev);
@@ -564,6 +565,11 @@ int vnic_bench_run(struct vnic_bench_run *r)
 	measure(r);
 	if (r->o->trace)
 		vnic_trace_enable(false);
+	/* the server is gone for good, and the run with it: said in one line already */
+	if (vnic_topo_gave_up(t)) {
+		err = -EHOSTDOWN;
+		goto out;
+	}
 	/* No change from the control socket from here on: the topology goes down. */
 	live_ready(r, false);
 	if (r->rr)

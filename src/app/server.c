@@ -134,6 +134,12 @@ static int server_build(struct split_server *sv, int sock, const struct vnic_top
 		err = vnic_hv_split_attach_cpu(sv->hv[s], server_cpu(sv, s));
 		if (err)
 			return err;
+		/*
+		 * A closed transport: the client lost the server before us and
+		 * its driver waits, resetting, for a partner to say INIT.
+		 */
+		if (!vnic_hv_crq_is_open(sv->hv[s]))
+			vnic_dev_announce(sv->dev[s]);
 	}
 	for (s = 0; s < sv->ncpus; s++) {
 		err = vnic_cpu_start(&sv->cpu[s]);
@@ -471,24 +477,28 @@ static const char *refusal(int rc)
 	}
 }
 
-/* Greeting, then the settings and their answer. 0 or -errno, said on stderr. */
-static int connect_handshake(struct vnic_split *c, const char *path,
-			     const struct vnic_topo_config *cfg)
+/*
+ * Greeting, then the settings and their answer, on sock. 0 or -errno; said
+ * on stderr when say (a first connect; a reconnect says only its last).
+ */
+static int handshake(int sock, const char *path, const struct vnic_topo_config *cfg, bool say)
 {
 	struct split_msg m;
 	char *text;
 	int n, err;
 
-	err = io_full(c->sock, &m, sizeof(m), false);
+	err = io_full(sock, &m, sizeof(m), false);
 	if (!err && m.magic != SPLIT_MAGIC)
 		err = -EPROTO;
 	if (err) {
-		fprintf(stderr, "vnic: --server %s: no greeting from the server: %s\n", path,
-			strerror(err == -EAGAIN ? ETIMEDOUT : -err));
+		if (say)
+			fprintf(stderr, "vnic: --server %s: no greeting from the server: %s\n", path,
+				strerror(err == -EAGAIN ? ETIMEDOUT : -err));
 		return err;
 	}
 	if (m.rc) {
-		fprintf(stderr, "vnic: --server %s: %s\n", path, refusal(m.rc));
+		if (say)
+			fprintf(stderr, "vnic: --server %s: %s\n", path, refusal(m.rc));
 		return m.rc;
 	}
 	text = malloc(VNIC_SPLIT_CONFIG_MAX);
@@ -498,28 +508,63 @@ static int connect_handshake(struct vnic_split *c, const char *path,
 	err = n < 0 ? n : 0;
 	m = (struct split_msg){ .magic = SPLIT_MAGIC, .type = SPLIT_REQ_CONFIG, .n = (uint32_t)n };
 	if (!err)
-		err = io_full(c->sock, &m, sizeof(m), true);
+		err = io_full(sock, &m, sizeof(m), true);
 	if (!err)
-		err = io_full(c->sock, text, (size_t)n, true);
+		err = io_full(sock, text, (size_t)n, true);
 	free(text);
 	if (!err)
-		err = io_full(c->sock, &m, sizeof(m), false);
+		err = io_full(sock, &m, sizeof(m), false);
 	if (!err && m.magic != SPLIT_MAGIC)
 		err = -EPROTO;
 	if (err) {
-		fprintf(stderr, "vnic: --server %s: the settings: %s\n", path,
-			strerror(err == -EAGAIN ? ETIMEDOUT : -err));
+		if (say)
+			fprintf(stderr, "vnic: --server %s: the settings: %s\n", path,
+				strerror(err == -EAGAIN ? ETIMEDOUT : -err));
 		return err;
 	}
-	if (m.rc)
+	if (m.rc && say)
 		fprintf(stderr, "vnic: --server %s: the server refused the settings: %s\n", path,
 			strerror(-m.rc));
 	return m.rc;
 }
 
-int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic_topo_config *cfg)
+/*
+ * A socket connected to path, with the timeouts of the whole run: a server
+ * that stops answering fails the run instead of hanging it (they bound
+ * connect to a full backlog, every answer and every send; no answer takes
+ * long). The fd, or -errno (said on stderr when say).
+ */
+static int connect_to(const char *path, bool say)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, err;
+
+	memcpy(sa.sun_path, path, strlen(path));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = set_timeo(fd, SO_SNDTIMEO, VNIC_SPLIT_TIMEOUT_MS);
+	if (!err)
+		err = set_rcvtimeo(fd, VNIC_SPLIT_TIMEOUT_MS);
+	if (err)
+		goto err_close;
+	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		if (say)
+			fprintf(stderr, "vnic: --server %s: connect: %s\n", path,
+				strerror(err == -EAGAIN ? ETIMEDOUT : -err));
+		goto err_close;
+	}
+	return fd;
+
+err_close:
+	close(fd);
+	return err;
+}
+
+int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic_topo_config *cfg)
+{
+	struct sockaddr_un sa;
 	int err;
 
 	memset(c, 0, sizeof(*c));
@@ -528,60 +573,71 @@ int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic
 		fprintf(stderr, "vnic: --server %s: the path is too long for a unix socket\n", path);
 		return -ENAMETOOLONG;
 	}
-	memcpy(sa.sun_path, path, strlen(path));
 	err = -pthread_mutex_init(&c->lock, NULL);
 	if (err)
 		return err;
-	c->sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	c->sock = connect_to(path, true);
 	if (c->sock < 0) {
-		err = -errno;
+		err = c->sock;
 		goto err_destroy_lock;
 	}
-	/*
-	 * A server that stops answering fails the run instead of hanging it:
-	 * the timeouts bound connect (a full backlog), every answer and every
-	 * send, for the whole run; no answer takes long.
-	 */
-	err = set_timeo(c->sock, SO_SNDTIMEO, VNIC_SPLIT_TIMEOUT_MS);
-	if (!err)
-		err = set_rcvtimeo(c->sock, VNIC_SPLIT_TIMEOUT_MS);
-	if (err)
-		goto err_close;
-	if (connect(c->sock, (const struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		fprintf(stderr, "vnic: --server %s: connect: %s\n", path,
-			strerror(err == -EAGAIN ? ETIMEDOUT : -err));
-		goto err_close;
-	}
-	err = connect_handshake(c, path, cfg);
+	err = handshake(c->sock, path, cfg, true);
 	if (err)
 		goto err_close;
 	return 0;
 
 err_close:
 	close(c->sock);
-	c->sock = -1;
 err_destroy_lock:
+	c->sock = -1;
 	pthread_mutex_destroy(&c->lock);
 	return err;
 }
 
-int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_SIDES])
+/* Both sides' attach on sock, and the server's answer: 0 once its devices run. */
+static int attach_on(int sock, struct vnic_hv *const hv[VNIC_TOPO_SIDES])
 {
 	struct split_msg m;
 	int err;
 
 	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
-		err = vnic_hv_split_send(c->sock, hv[s]);
+		err = vnic_hv_split_send(sock, hv[s]);
 		if (err)
 			return err;
 	}
-	err = io_full(c->sock, &m, sizeof(m), false);
+	err = io_full(sock, &m, sizeof(m), false);
 	if (err)
 		return err;
 	if (m.magic != SPLIT_MAGIC)
 		return -EPROTO;
 	return m.rc;
+}
+
+int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_SIDES])
+{
+	return attach_on(c->sock, hv);
+}
+
+int vnic_split_redial(const char *path, const struct vnic_topo_config *cfg,
+		      struct vnic_hv *const hv[VNIC_TOPO_SIDES], const char **step)
+{
+	int fd, err;
+
+	*step = "connect";
+	fd = connect_to(path, false);
+	if (fd < 0)
+		return fd;
+	*step = "the greeting and the settings";
+	err = handshake(fd, path, cfg, false);
+	if (!err) {
+		*step = "the attach";
+		err = attach_on(fd, hv);
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max)
@@ -613,6 +669,7 @@ int vnic_split_stop(struct vnic_split *c)
 	struct split_msg m = { .magic = SPLIT_MAGIC, .type = SPLIT_REQ_STOP };
 	int status = 0, err = 0;
 
+	vnic_split_watch_free(c);
 	if (c->sock < 0)
 		return 0;
 	pthread_mutex_lock(&c->lock);

@@ -30,6 +30,7 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg)
 	cfg->threads = VNIC_TOPO_SIDES;
 	cfg->host_pkts = 1024;
 	cfg->host_buf_size = VNIC_PKT_MAX_LEN + 256;
+	cfg->reconnect_timeout_ns = VNIC_SPLIT_RECONNECT_DEFAULT_S * 1000000000ull;
 	vnic_fault_cfg_default(&cfg->fault);
 }
 
@@ -156,7 +157,16 @@ static int create_split(struct vnic_topo *t)
 		fprintf(stderr, "vnic: --split: the server refused the attach: %s\n",
 			strerror(-err == EAGAIN ? ETIMEDOUT : -err));
 		t->said = true;
+		return err;
 	}
+	/*
+	 * A standing server may go away and come back: side a's cpu watches for
+	 * it (the control cpu). A forked one is the run's own: it is not
+	 * forked again (a fork of a process whose threads run copies locks
+	 * held by them), and its loss fails the run.
+	 */
+	if (t->cfg.server_path)
+		err = vnic_split_watch(&t->split, &t->cpu[0], t->hv, t->cfg.server_path, &t->cfg);
 	return err;
 }
 
@@ -303,6 +313,8 @@ int vnic_topo_stop(struct vnic_topo *t)
 	int first = 0;
 	unsigned int s;
 
+	/* before the drivers close: no reconnect races with their goodbye */
+	vnic_split_watch_stop(&t->split);
 	if (!t->started)
 		return 0;
 	faults_enable(t, false);
@@ -344,6 +356,11 @@ void vnic_topo_destroy(struct vnic_topo *t)
 		if (t->cpu[s].name)
 			vnic_cpu_fini(&t->cpu[s]);
 	memset(t, 0, sizeof(*t));
+}
+
+bool vnic_topo_gave_up(const struct vnic_topo *t)
+{
+	return t->cfg.split && vnic_split_gave_up(&t->split);
 }
 
 struct vnic_netdev *vnic_topo_netdev(struct vnic_topo *t, unsigned int side)
@@ -421,6 +438,7 @@ unsigned int vnic_counters_hv(const struct vnic_hv *hv, const char *prefix,
 	HV(split_bad_ring);
 	HV(split_irq_spurious);
 	HV(split_doorbells);
+	HV(split_partner_lost);
 #undef HV
 	return add_prefixed(out, max, at, prefix, tmp, n);
 }
@@ -463,6 +481,7 @@ static unsigned int split_counters(const struct vnic_topo *t, struct vnic_counte
 {
 	int n;
 
+	at = vnic_split_client_counters(&t->split, out, max, at);
 	if (at >= max)
 		return at;
 	n = vnic_split_counters((struct vnic_split *)&t->split, out + at, max - at);

@@ -847,6 +847,11 @@ void vnic_dev_return(struct vnic_dev *dev)
 	vnic_dev_ctl_send(dev, &m);
 }
 
+void vnic_dev_announce(struct vnic_dev *dev)
+{
+	vnic_dev_return(dev);
+}
+
 /* --- dispatch -------------------------------------------------------------------- */
 
 static void handle_init(struct vnic_dev *dev, const struct vnic_crq *msg)

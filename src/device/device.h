@@ -161,6 +161,13 @@ void vnic_dev_config_default(struct vnic_dev_config *cfg);
 int vnic_dev_create(struct vnic_dev **dev, struct vnic_hv *hv, struct vnic_wire *wire,
 		    struct vnic_cpu *cpu, const struct vnic_dev_config *cfg);
 /*
+ * Before cpu starts: a device that takes over from one that went away (a
+ * new server process on the memory of a client that lost its previous one,
+ * whose transport is closed) opens the transport and sends INIT, as a
+ * partner that comes back does (docs/PROTOCOL.md section 13).
+ */
+void vnic_dev_announce(struct vnic_dev *dev);
+/*
  * Frees the device and its sub-CRQs. Only once cpu is stopped (or, in manual
  * mode, not being run) and the peer no longer transmits on the wire. The
  * cpu keeps the device's pollers registered (core has no removal): it must

@@ -78,6 +78,27 @@ void vnic_hv_crq_set_open(struct vnic_hv *hv, bool open)
 	atomic_store_explicit(hv->open, open, memory_order_release);
 }
 
+bool vnic_hv_crq_is_open(const struct vnic_hv *hv)
+{
+	return atomic_load_explicit(hv->open, memory_order_acquire);
+}
+
+/* The hypervisor's own transport event (struct crq_ring's event), if one waits. */
+static bool crq_take_event(struct crq_ring *r, struct vnic_crq *msg)
+{
+	uint8_t reason;
+
+	if (!atomic_load_explicit(&r->event, memory_order_relaxed))
+		return false;
+	reason = atomic_exchange_explicit(&r->event, 0, memory_order_acquire);
+	if (!reason)
+		return false;
+	memset(msg, 0, sizeof(*msg));
+	msg->first = VNIC_CRQ_XPORT_EVENT;
+	msg->xport.reason = reason;
+	return true;
+}
+
 long vnic_hv_send_crq(struct vnic_hv *hv, enum vnic_hv_side from, const struct vnic_crq *msg)
 {
 	enum crq_fault fault;
@@ -141,6 +162,8 @@ bool vnic_hv_crq_recv(struct vnic_hv *hv, enum vnic_hv_side side, struct vnic_cr
 	if (!msg || !side_ok(side) || (hv->split && side != hv->split->side))
 		return false;
 	r = &hv->crq[side];
+	if (crq_take_event(r, msg))
+		return true;
 	slot = &r->msgs[r->cur];
 	first = ring_first_acquire(&slot->first);
 	if (!(first & VNIC_CRQ_CMD_RSP))
@@ -159,5 +182,6 @@ bool vnic_hv_crq_pending(struct vnic_hv *hv, enum vnic_hv_side side)
 	if (!side_ok(side))
 		return false;
 	r = &hv->crq[side];
-	return ring_first_acquire(&r->msgs[r->cur].first) & VNIC_CRQ_CMD_RSP;
+	return atomic_load_explicit(&r->event, memory_order_relaxed) ||
+	       (ring_first_acquire(&r->msgs[r->cur].first) & VNIC_CRQ_CMD_RSP);
 }

@@ -93,6 +93,7 @@ struct vnic_hv_stats {
 	uint64_t split_bad_ring;	/* a ring record with an impossible size */
 	uint64_t split_irq_spurious;	/* a doorbell bit for no ring of ours */
 	uint64_t split_doorbells;	/* eventfd writes to the partner */
+	uint64_t split_partner_lost;	/* client: the partner process went away */
 };
 
 /* ---------------------------------------------------------------------------
@@ -331,6 +332,23 @@ bool vnic_hv_split_fds(const struct vnic_hv *hv, int fds[VNIC_HV_SPLIT_FDS], uin
  * 0 and nothing for an in-process hv.
  */
 int vnic_hv_split_attach_cpu(struct vnic_hv *hv, struct vnic_cpu *cpu);
+/*
+ * Client, any thread: the partner process is gone (its socket hung up), as
+ * a VIOS that stops is to the LPAR's hypervisor. The hv's poller on the
+ * doorbell cpu then closes the transport, makes the client half of the
+ * shared layout ready for a new partner (the CRQ and every ring of ours
+ * empty and back at slot 0, no binding to the old partner's rings kept,
+ * its doorbell bits dropped) and raises a transport event (PARTNER_CLOSED)
+ * on the client's CRQ, so that the driver resets. A new server may attach
+ * the same fds once vnic_hv_split_partner_ready says that work is done;
+ * until a server opens the transport again, every send fails CLOSED.
+ * Nothing for an in-process hv or a server half.
+ */
+void vnic_hv_split_partner_lost(struct vnic_hv *hv);
+/* Any thread: no loss is waiting for the hv's poller (true for an in-process hv). */
+bool vnic_hv_split_partner_ready(const struct vnic_hv *hv);
+/* Any thread: whether the transport is open (a server half closed on attach: a return). */
+bool vnic_hv_crq_is_open(const struct vnic_hv *hv);
 /*
  * remote.c: one hv's attach message on a unix stream socket, the fds in
  * SCM_RIGHTS (docs/PROTOCOL.md section 13). Blocking; setup only.

@@ -127,6 +127,13 @@ struct crq_ring {
 	uint64_t irqs;
 	uint64_t irqs_masked;
 	struct vnic_fault_rng rng;		/* under lock */
+	/*
+	 * A transport event the hypervisor itself raises for this side, not
+	 * the partner (split: the partner process went away, shm.c): 0 or an
+	 * enum vnic_crq_xport_reason, handed out by the consumer's next recv
+	 * before the ring. Written and taken on the consumer's cpu.
+	 */
+	_Atomic uint8_t event;
 };
 
 /*
@@ -238,6 +245,14 @@ struct hv_split {
 	enum vnic_hv_side side;			/* the side this process is */
 	struct vnic_poller bell;		/* the doorbell poller (its cpu's) */
 	struct vnic_hv *bell_hv;		/* the hv it rings for */
+	/*
+	 * Client: the partner process went away (vnic_hv_split_partner_lost,
+	 * any thread); the gone poller, on the doorbell cpu, takes the lost
+	 * count and says it has done its work by storing it in done.
+	 */
+	struct vnic_poller gone;
+	_Atomic uint32_t lost;
+	_Atomic uint32_t lost_done;
 	struct shm_pool alloc;			/* client only */
 	struct vnic_subcrq remote[VNIC_HV_MAX_SUBCRQS]; /* the partner's rings, as we send to them */
 };

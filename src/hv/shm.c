@@ -20,6 +20,12 @@
  * of ours is counted and ignored, the DMA table's offsets are bounded by
  * dma.c, and the mapped sizes are checked against fstat and sealed so that
  * the partner cannot shrink them under us.
+ *
+ * The memory is the client's and outlives a server: when the server
+ * process goes away, the client's half is made ready for another one
+ * (partner_gone_poll), which attaches the same fds and starts its own half
+ * from a clean state (server_half_clear), whatever the last server left in
+ * it (docs/PROTOCOL.md section 13, "A server that goes away").
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
@@ -191,6 +197,29 @@ static bool eventfd_ok(int fd)
 	return !strcmp(link, "anon_inode:[eventfd]");
 }
 
+/*
+ * The words a server writes, as a server that never ran would find them:
+ * an attach may follow another server on the same memory (a restart), and
+ * nothing that one left is ours to believe. Messages to the server are
+ * dropped (we are their consumer, and start at slot 0 as the client's
+ * producer does again), its doorbell bits and arms cleared, every ring
+ * record of its half withdrawn (a ring's body is zeroed when registered).
+ * The client sends nothing meanwhile: its transport is closed, or (the
+ * first attach) its drivers are not open yet.
+ */
+static void server_half_clear(struct hv_shm *shm)
+{
+	memset(shm->crq[VNIC_HV_SERVER], 0, sizeof(shm->crq[VNIC_HV_SERVER]));
+	atomic_store_explicit(&shm->crq_armed[VNIC_HV_SERVER].v, 0, memory_order_relaxed);
+	for (unsigned int w = 0; w < 2; w++)
+		atomic_store_explicit(&shm->pending[VNIC_HV_SERVER].w[w], 0, memory_order_relaxed);
+	for (unsigned int i = SHM_SLOTS_PER_SIDE; i < VNIC_HV_MAX_SUBCRQS; i++) {
+		atomic_store_explicit(&shm->ring[i].handle, 0, memory_order_relaxed);
+		atomic_store_explicit(&shm->ring[i].entries, 0, memory_order_relaxed);
+		atomic_store_explicit(&shm->ring[i].armed, 0, memory_order_relaxed);
+	}
+}
+
 int vnic_hv_create_split_server(struct vnic_hv **out, uint32_t max_ind_descs,
 				const struct vnic_hv_cost *cost, const int fds[VNIC_HV_SPLIT_FDS],
 				uint64_t pool_size)
@@ -220,6 +249,7 @@ int vnic_hv_create_split_server(struct vnic_hv **out, uint32_t max_ind_descs,
 		err = -EINVAL;
 		goto err_release;
 	}
+	server_half_clear(sp->shm);
 	err = vnic_hv_create_on(out, max_ind_descs, cost, sp);
 	if (err)
 		goto err_release;
@@ -348,6 +378,127 @@ static int shm_bell_poll(struct vnic_poller *p, int budget)
 	return 0;
 }
 
+/* --- a partner that goes away (client) ---------------------------------------------- */
+
+/*
+ * Our rings, empty and back at slot 0: the next server's producers start
+ * there. Their consumers run on this cpu (the driver's pollers), between
+ * two polls of which we are.
+ */
+static void own_rings_rewind(struct vnic_hv *hv)
+{
+	for (unsigned int i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
+		struct vnic_subcrq *q = atomic_load_explicit(&hv->slots[i].q, memory_order_relaxed);
+
+		if (!slot_local(hv, i) || !q)
+			continue;
+		memset(q->ring, 0, (size_t)q->size * sizeof(*q->ring));
+		q->cur = 0;
+	}
+}
+
+/*
+ * The old partner's rings are forgotten: the next send to a ring of the
+ * next server binds it afresh, from slot 0 (shm_ring_bind), even if its
+ * handle is one the old server used. The sends counted on them are kept
+ * in retired, as a free keeps a ring's. The senders are on this cpu.
+ */
+static void partner_rings_unbind(struct vnic_hv *hv)
+{
+	for (unsigned int i = 0; i < VNIC_HV_MAX_SUBCRQS; i++) {
+		struct subcrq_slot *slot = &hv->slots[i];
+		struct vnic_subcrq *q = atomic_load_explicit(&slot->q, memory_order_relaxed);
+
+		if (slot_local(hv, i) || !q)
+			continue;
+		atomic_store_explicit(&slot->q, NULL, memory_order_seq_cst);
+		hv->retired.send_subcrq += vnic_ctr_read(&slot->sends);
+		hv->retired.send_subcrq_indirect += vnic_ctr_read(&slot->sends_indirect);
+		hv->retired.indirect_entries += vnic_ctr_read(&slot->indirect_entries);
+		if (vnic_ctr_read(&slot->indirect_max) > hv->retired.indirect_max)
+			hv->retired.indirect_max = vnic_ctr_read(&slot->indirect_max);
+		hv->retired.rc_busy += vnic_ctr_read(&q->full);
+		__atomic_store_n(&slot->sends, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->sends_indirect, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->indirect_entries, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&slot->indirect_max, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&q->full, 0, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * The client's half of the layout as a new server expects it: the CRQ to
+ * us empty and read from slot 0, ours to it written from slot 0 (the new
+ * server clears what we left there), our rings rewound, the doorbell bits
+ * the old server rang dropped.
+ */
+static void client_half_rewind(struct vnic_hv *hv)
+{
+	struct hv_split *sp = hv->split;
+	struct crq_ring *in = &hv->crq[VNIC_HV_CLIENT], *out = &hv->crq[VNIC_HV_SERVER];
+
+	memset(in->msgs, 0, VNIC_HV_CRQ_ENTRIES * sizeof(*in->msgs));
+	in->cur = 0;
+	pthread_mutex_lock(&out->lock);
+	out->prod = 0;
+	pthread_mutex_unlock(&out->lock);
+	for (unsigned int w = 0; w < 2; w++)
+		atomic_store_explicit(&sp->shm->pending[VNIC_HV_CLIENT].w[w], 0,
+				      memory_order_relaxed);
+	pthread_mutex_lock(&hv->lock);
+	own_rings_rewind(hv);
+	partner_rings_unbind(hv);
+	pthread_mutex_unlock(&hv->lock);
+}
+
+/*
+ * What the hypervisor does when the partner partition goes: the transport
+ * closes (every send fails CLOSED from here, so nothing lands in memory
+ * the next server reads), and the client gets a transport event, as
+ * ibmvnic does from PowerVM, which its driver answers with a reset. Runs
+ * on the doorbell cpu, the one of the driver's pollers, so the rewind
+ * races with none of them. The old server wrote its last word before its
+ * socket hung up: a process's fds close after its threads are gone.
+ */
+static int partner_gone_poll(struct vnic_poller *p, int budget)
+{
+	struct hv_split *sp = vnic_container_of(p, struct hv_split, gone);
+	struct vnic_hv *hv = sp->bell_hv;
+	struct crq_ring *in = &hv->crq[VNIC_HV_CLIENT];
+	uint32_t lost = atomic_load_explicit(&sp->lost, memory_order_acquire);
+
+	(void)budget;
+	if (lost == atomic_load_explicit(&sp->lost_done, memory_order_relaxed))
+		return 0;
+	vnic_hv_crq_set_open(hv, false);
+	client_half_rewind(hv);
+	ctr_add_shared(&hv->glob.split_partner_lost, 1);
+	atomic_store_explicit(&in->event, VNIC_XPORT_PARTNER_CLOSED, memory_order_release);
+	/* a disarmed CRQ is being polled: its re-arm check finds the event */
+	if (irq_armed(in->armed))
+		irq_call(hv, &in->irq_fn, &in->irq_ctx);
+	atomic_store_explicit(&sp->lost_done, lost, memory_order_release);
+	return 0;
+}
+
+void vnic_hv_split_partner_lost(struct vnic_hv *hv)
+{
+	struct hv_split *sp = hv->split;
+
+	if (!sp || sp->side != VNIC_HV_CLIENT || !sp->gone.cpu)
+		return;
+	atomic_fetch_add_explicit(&sp->lost, 1, memory_order_release);
+	vnic_poller_schedule(&sp->gone);
+}
+
+bool vnic_hv_split_partner_ready(const struct vnic_hv *hv)
+{
+	struct hv_split *sp = hv->split;
+
+	return !sp || atomic_load_explicit(&sp->lost_done, memory_order_acquire) ==
+			      atomic_load_explicit(&sp->lost, memory_order_relaxed);
+}
+
 int vnic_hv_split_attach_cpu(struct vnic_hv *hv, struct vnic_cpu *cpu)
 {
 	struct hv_split *sp = hv->split;
@@ -356,6 +507,11 @@ int vnic_hv_split_attach_cpu(struct vnic_hv *hv, struct vnic_cpu *cpu)
 	if (!sp)
 		return 0;
 	sp->bell_hv = hv;
+	if (sp->side == VNIC_HV_CLIENT) {
+		err = vnic_cpu_add(cpu, &sp->gone, "hv_partner_gone", partner_gone_poll);
+		if (err)
+			return err;
+	}
 	err = vnic_cpu_add(cpu, &sp->bell, "hv_doorbell", shm_bell_poll);
 	if (err)
 		return err;

@@ -523,6 +523,136 @@ static void test_hostile_doorbells_and_entries(void **state)
 	pair_free(&p);
 }
 
+/* --- a server that goes away, and the next one on the same memory ------------------------ */
+
+static struct vnic_crq crq_msg(uint8_t cmd)
+{
+	struct vnic_crq m;
+
+	memset(&m, 0, sizeof(m));
+	m.first = VNIC_CRQ_CMD_RSP;
+	m.cmd = cmd;
+	return m;
+}
+
+/*
+ * The old server dies with cursors away from slot 0 and words of its era
+ * left behind: an unread message each way, an unread completion in the
+ * client's ring, its ring's record. The client's hv raises a transport
+ * event and rewinds its half; a new server half on the same fds finds the
+ * transport closed, starts its half clean, and both ends meet at slot 0.
+ * The old half is never called again, as a killed process is not.
+ */
+static void test_partner_lost_then_a_new_server(void **state)
+{
+	const union vnic_subcrq_entry *got;
+	struct vnic_subcrq *own, *old, *neu;
+	union vnic_subcrq_entry e;
+	unsigned int irqs = 0, idx;
+	struct vnic_hv *srv2;
+	struct vnic_crq m;
+	struct pair p;
+	int sv[2];
+
+	(void)state;
+	pair_make(&p);
+	vnic_hv_crq_set_irq(p.cli, VNIC_HV_CLIENT, count_irq, &irqs);
+	vnic_hv_crq_irq_enable(p.cli, VNIC_HV_CLIENT, true);
+	assert_int_equal(vnic_hv_reg_subcrq(p.cli, VNIC_HV_CLIENT, 8, &own), 0);
+	assert_int_equal(vnic_hv_reg_subcrq(p.srv, VNIC_HV_SERVER, 8, &old), 0);
+	idx = old->handle & (VNIC_HV_MAX_SUBCRQS - 1);
+	for (uint64_t i = 0; i < 3; i++) {
+		e = entry_seq(i);
+		assert_int_equal(vnic_hv_send_subcrq(p.srv, VNIC_HV_SERVER, own->handle, &e),
+				 VNIC_H_SUCCESS);
+		assert_non_null(vnic_subcrq_peek(own));
+		vnic_subcrq_consume(own);
+		assert_int_equal(vnic_hv_send_subcrq(p.cli, VNIC_HV_CLIENT, old->handle, &e),
+				 VNIC_H_SUCCESS);
+		assert_non_null(vnic_subcrq_peek(old));
+		vnic_subcrq_consume(old);
+	}
+	e = entry_seq(99);
+	assert_int_equal(vnic_hv_send_subcrq(p.srv, VNIC_HV_SERVER, own->handle, &e),
+			 VNIC_H_SUCCESS);
+	m = crq_msg(0x41);
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	assert_int_equal(vnic_hv_send_crq(p.srv, VNIC_HV_SERVER, &m), VNIC_H_SUCCESS);
+	vnic_cpu_run_once(&p.cli_cpu);
+	irqs = 0;
+
+	/* gone: nothing happens until the hv's poller runs on the client's cpu */
+	vnic_hv_split_partner_lost(p.cli);
+	assert_false(vnic_hv_split_partner_ready(p.cli));
+	vnic_cpu_run_once(&p.cli_cpu);
+	assert_true(vnic_hv_split_partner_ready(p.cli));
+	assert_int_equal(stat_of(p.cli).split_partner_lost, 1);
+	assert_int_equal(irqs, 1);
+	assert_true(vnic_hv_crq_pending(p.cli, VNIC_HV_CLIENT));
+	assert_true(vnic_hv_crq_recv(p.cli, VNIC_HV_CLIENT, &m));
+	assert_int_equal(m.first, VNIC_CRQ_XPORT_EVENT);
+	assert_int_equal(m.xport.reason, VNIC_XPORT_PARTNER_CLOSED);
+	/* the old server's unread message and completion went with it */
+	assert_false(vnic_hv_crq_recv(p.cli, VNIC_HV_CLIENT, &m));
+	assert_null(vnic_subcrq_peek(own));
+	/* closed until a server opens it: nothing lands */
+	m = crq_msg(0x42);
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_CLOSED);
+	assert_int_equal(vnic_hv_send_subcrq(p.cli, VNIC_HV_CLIENT, old->handle, &e),
+			 VNIC_H_CLOSED);
+	/* a second loss before any server came is one more event, no harm */
+	vnic_hv_split_partner_lost(p.cli);
+	vnic_cpu_run_once(&p.cli_cpu);
+	assert_int_equal(stat_of(p.cli).split_partner_lost, 2);
+	assert_true(vnic_hv_crq_recv(p.cli, VNIC_HV_CLIENT, &m));
+	assert_false(vnic_hv_crq_recv(p.cli, VNIC_HV_CLIENT, &m));
+
+	/* the new server: the same fds, its half clean */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(vnic_hv_split_send(sv[0], p.cli), 0);
+	assert_int_equal(vnic_hv_split_recv(sv[1], &srv2, MAX_IND, NULL), 0);
+	close(sv[0]);
+	close(sv[1]);
+	assert_false(vnic_hv_crq_is_open(srv2));
+	assert_int_equal(atomic_load(&p.cli->split->shm->ring[idx].handle), 0);
+	assert_false(vnic_hv_crq_recv(srv2, VNIC_HV_SERVER, &m));
+	vnic_hv_crq_set_open(srv2, true);
+	/* the old ring's handle names nothing now */
+	assert_int_equal(vnic_hv_send_subcrq(p.cli, VNIC_HV_CLIENT, old->handle, &e),
+			 VNIC_H_PARAMETER);
+
+	/* both ends meet at slot 0: the CRQ each way, a ring each way */
+	m = crq_msg(0x43);
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	assert_true(vnic_hv_crq_recv(srv2, VNIC_HV_SERVER, &m));
+	assert_int_equal(m.cmd, 0x43);
+	m = crq_msg(0x44);
+	assert_int_equal(vnic_hv_send_crq(srv2, VNIC_HV_SERVER, &m), VNIC_H_SUCCESS);
+	assert_true(vnic_hv_crq_recv(p.cli, VNIC_HV_CLIENT, &m));
+	assert_int_equal(m.cmd, 0x44);
+	/* a fresh process numbers its rings as the old one did: the same handle, bound anew */
+	assert_int_equal(vnic_hv_reg_subcrq(srv2, VNIC_HV_SERVER, 8, &neu), 0);
+	assert_int_equal(neu->handle, old->handle);
+	e = entry_seq(7);
+	assert_int_equal(vnic_hv_send_subcrq(p.cli, VNIC_HV_CLIENT, neu->handle, &e),
+			 VNIC_H_SUCCESS);
+	got = vnic_subcrq_peek(neu);
+	assert_non_null(got);
+	assert_int_equal(seq_of(got), 7);
+	e = entry_seq(8);
+	assert_int_equal(vnic_hv_send_subcrq(srv2, VNIC_HV_SERVER, own->handle, &e),
+			 VNIC_H_SUCCESS);
+	got = vnic_subcrq_peek(own);
+	assert_non_null(got);
+	assert_int_equal(seq_of(got), 8);
+	vnic_subcrq_consume(own);
+
+	vnic_hv_free_subcrq(srv2, neu);
+	vnic_hv_destroy(srv2);
+	vnic_hv_free_subcrq(p.cli, own);
+	pair_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_ring_record_refused),
 		cmocka_unit_test(test_hostile_dma_table_refused),
 		cmocka_unit_test(test_hostile_doorbells_and_entries),
+		cmocka_unit_test(test_partner_lost_then_a_new_server),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -416,6 +416,67 @@ static void test_child_refusals(void **state)
 	fclose(sink);
 }
 
+/* --- the way back to a server that went away (src/app/reconnect.c) ------------------------ */
+
+/* 10 ms, doubling, never above 500 ms, whatever the attempt's number. */
+static void test_reconnect_backoff(void **state)
+{
+	static const struct {
+		unsigned int n;
+		uint32_t ms;
+	} rows[] = {
+		{ 0, 10 }, { 1, 20 }, { 2, 40 }, { 3, 80 }, { 4, 160 }, { 5, 320 },
+		{ 6, 500 }, { 7, 500 }, { 40, 500 }, { 100000, 500 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("case %zu: attempt %u\n", i, rows[i].n);
+		assert_int_equal(vnic_split_backoff_ms(rows[i].n), rows[i].ms);
+	}
+}
+
+/* --reconnect-timeout: seconds, for a client of a standing server only. */
+static void test_reconnect_timeout_option(void **state)
+{
+	static const struct {
+		const char *argv[8];
+		int ok;
+		uint64_t ns;
+	} rows[] = {
+		{ { "bench", "rr", "--server", "/s", NULL }, 1, 30000000000ull },
+		{ { "bench", "rr", "--server", "/s", "--reconnect-timeout", "2.5", NULL }, 1,
+		  2500000000ull },
+		{ { "bench", "rr", "--server", "/s", "--reconnect-timeout", "0.01", NULL }, 1,
+		  10000000ull },
+		{ { "bench", "rr", "--server", "/s", "--reconnect-timeout", "0", NULL }, 0, 0 },
+		{ { "bench", "rr", "--server", "/s", "--reconnect-timeout", "x", NULL }, 0, 0 },
+		{ { "bench", "rr", "--split", "--reconnect-timeout", "5", NULL }, 0, 0 },
+		{ { "bench", "rr", "--reconnect-timeout", "5", NULL }, 0, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct vnic_bench_opts o;
+		char *argv[8];
+		int argc = 0, rc;
+
+		while (rows[i].argv[argc]) {
+			argv[argc] = (char *)rows[i].argv[argc];
+			argc++;
+		}
+		argv[argc] = NULL;
+		print_message("case %zu\n", i);
+		rc = vnic_bench_parse(argc, argv, &o);
+		if (rows[i].ok) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(o.topo.reconnect_timeout_ns, rows[i].ns);
+		} else {
+			assert_true(rc < 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -428,6 +489,8 @@ int main(void)
 		cmocka_unit_test(test_no_server),
 		cmocka_unit_test(test_silent_server),
 		cmocka_unit_test(test_child_refusals),
+		cmocka_unit_test(test_reconnect_backoff),
+		cmocka_unit_test(test_reconnect_timeout_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
