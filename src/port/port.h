@@ -14,6 +14,8 @@
  *             (internal: fd_irq.h).
  *   sockwire.c  a wire on a socket, framed as QEMU's stream and dgram
  *             network backends frame it.
+ *   switch.c  a learning switch whose ports are in different processes
+ *             (the children of `vnic server --switch`), in shared memory.
  *
  * Threads: per direction, one producer (the device tx engine of the sending
  * end) and one consumer (the device rx engine of the receiving end), each on
@@ -797,5 +799,130 @@ void vnic_sockwire_stats(const struct vnic_wire *w, struct vnic_sockwire_stats *
 /* The same as counters ("rx_frames", ..., "connected"). */
 unsigned int vnic_sockwire_counters(const struct vnic_wire *w, struct vnic_counter *out,
 				    unsigned int max);
+
+/* ---------------------------------------------------------------------------
+ * switch.c: a learning Ethernet switch between processes
+ * (docs/ARCHITECTURE.md section 11, `vnic server --listen PATH --switch`).
+ *
+ * One mapping of a memfd, made by the parent before it forks any child, so
+ * every child inherits it: a port table, a MAC table and one SPSC ring of
+ * frame slots per (source port, destination port) pair. A port is a
+ * struct vnic_wire, MTU frames only (no GSO superframes). Who writes what:
+ *   the parent   claims a port for a child before the fork, releases it
+ *                once the child is reaped (the port's MACs forgotten,
+ *                frames queued to it dropped and counted);
+ *   a port's child  the head of each ring from its port, the tail of each
+ *                ring to it, its arm; it learns its own source MACs;
+ *   any child    disarms a destination's arm when it rings its doorbell.
+ * A child trusts nothing it reads there: every head, tail, length and port
+ * number is checked before use, so a child that dies mid-frame or scribbles
+ * costs the frames it sent, never another child's memory.
+ *
+ * Doorbells: an eventfd per port, made before the fork and inherited,
+ * written only when the destination's consumer is armed (the cable's
+ * notification protocol, across processes).
+ * ------------------------------------------------------------------------- */
+
+enum vnic_switch_limits {
+	VNIC_SWITCH_MAX_PORTS = 64,
+	VNIC_SWITCH_MTU = 1500,		/* the frame slots' size: MTU 1500 + 14 + one tag */
+	VNIC_SWITCH_RING_SLOTS = 256,	/* per (source, destination) pair */
+	VNIC_SWITCH_MACS = 1024,	/* MAC table entries */
+	VNIC_SWITCH_PROBES = 8,		/* entries tried per MAC: beyond, the table is full */
+	VNIC_SWITCH_TX_SLOTS = 64,	/* a port's private tx slots, per commit at most */
+};
+
+/* 300 s, the default ageing time of IEEE 802.1D (ns: not an int) */
+#define VNIC_SWITCH_DEFAULT_AGING_NS 300000000000ull
+
+struct vnic_switch_cfg {
+	uint32_t ports;		/* 2..VNIC_SWITCH_MAX_PORTS */
+	uint64_t aging_ns;	/* a MAC not seen this long is forgotten; 0 = the default */
+};
+
+/*
+ * A port's counters, each written by the child that owns the port (its
+ * producer for tx_*, drop_*, flooded, learn_*; its consumer for rx_*).
+ */
+struct vnic_switch_port_stats {
+	uint64_t tx_frames;	/* frames committed by the port's device */
+	uint64_t tx_bytes;
+	uint64_t forwarded;	/* copies put on another port's ring (a flood makes several) */
+	uint64_t flooded;	/* frames sent to every other port: unknown, broadcast, multicast */
+	uint64_t drop_mtu;	/* longer than the MTU or shorter than an Ethernet header */
+	uint64_t drop_bad_src;	/* a multicast source address: not learned, not sent */
+	uint64_t drop_local;	/* the destination is behind the port it came from */
+	uint64_t drop_full;	/* a destination's ring from this port was full */
+	uint64_t drop_no_port;	/* a known destination whose port is free (its client ended) */
+	uint64_t learned;	/* MACs entered or moved to this port */
+	uint64_t moves;		/* of those, a MAC that was behind another port */
+	uint64_t learn_full;	/* a MAC the table had no room for: frames to it flood */
+	uint64_t doorbells;	/* destination eventfds written */
+	uint64_t rx_frames;	/* frames released by the port's device */
+	uint64_t rx_bad_len;	/* slots with a length out of range: skipped */
+	uint64_t rx_bad_index;	/* a ring whose head was out of range: emptied */
+	uint64_t rx_stale;	/* frames found queued at open (a previous owner's): dropped */
+};
+
+/* The parent's counts (the listener's thread). */
+struct vnic_switch_stats {
+	uint64_t ports_claimed;
+	uint64_t ports_released;
+	uint64_t macs_forgotten;	/* entries of released ports */
+	uint64_t dead_frames;		/* frames queued to a released port: dropped */
+};
+
+struct vnic_switch;
+
+/*
+ * The parent, before it forks: the memfd, its mapping and the ports'
+ * eventfds. 0 or -errno: -EINVAL (ports out of range), -ENOMEM, or what
+ * memfd_create, ftruncate, mmap and eventfd return.
+ */
+int vnic_switch_create(struct vnic_switch **sw, const struct vnic_switch_cfg *cfg);
+/* Unmaps and closes. Each process that inherited the switch may call it for its copy. */
+void vnic_switch_destroy(struct vnic_switch *sw);
+/* The descriptors a child must keep open (its eventfds): fills up to max, returns how many. */
+unsigned int vnic_switch_fds(const struct vnic_switch *sw, int *fds, unsigned int max);
+/* The switch's number of ports. */
+unsigned int vnic_switch_ports(const struct vnic_switch *sw);
+/* The locally administered MAC the server gives the device on port (02:76:6e:73:hi:lo). */
+void vnic_switch_port_mac(unsigned int port, uint8_t mac[6]);
+
+/* Parent: the port is a child's from now on (before the fork). 0 or -EINVAL, -EBUSY. */
+int vnic_switch_port_claim(struct vnic_switch *sw, unsigned int port);
+/*
+ * Parent, once the port's child is reaped: the port is free, its MACs are
+ * forgotten and the frames queued to it dropped (counted in dead_frames).
+ */
+void vnic_switch_port_release(struct vnic_switch *sw, unsigned int port);
+/* Parent: its counts. */
+void vnic_switch_stats(const struct vnic_switch *sw, struct vnic_switch_stats *st);
+
+/*
+ * The child that owns port (claimed): its wire, whose doorbell poller goes
+ * on cpu, the receiving device's (before cpu starts; cpu NULL: no poller,
+ * for tests that drive the wire by hand). Frames queued to the port before
+ * now are dropped (rx_stale). 0 or -errno: -EINVAL (no such port, not
+ * claimed), -ENOMEM, -EBUSY/-ENOSPC from the cpu.
+ */
+int vnic_switch_port_open(struct vnic_switch *sw, unsigned int port, struct vnic_cpu *cpu,
+			  struct vnic_wire **w);
+/* cpu stopped and the device gone: frees the port's private state. NULL is ignored. */
+void vnic_switch_port_close(struct vnic_wire *w);
+/* Any thread; values may be stale. */
+void vnic_switch_port_stats(const struct vnic_wire *w, struct vnic_switch_port_stats *st);
+/* The same as counters ("tx_frames", ..., "rx_stale"). */
+unsigned int vnic_switch_port_counters(const struct vnic_wire *w, struct vnic_counter *out,
+				       unsigned int max);
+/*
+ * The MAC table, for tests and for the datapath: learn src behind port at
+ * now (a move if it was behind another; 0, or -ENOSPC when no entry was
+ * free: not learned), and the port a destination is behind at now, or -1
+ * (unknown or aged out: flood). Any child.
+ */
+int vnic_switch_learn(struct vnic_switch *sw, const uint8_t src[6], unsigned int port,
+		      uint64_t now, bool *moved);
+int vnic_switch_lookup(struct vnic_switch *sw, const uint8_t dst[6], uint64_t now);
 
 #endif /* VNIC_PORT_H */
