@@ -449,6 +449,7 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 
 	for (i = 0; i < vnic_ctr_load(&dev->txq_hw); i++)
 		txq_counters(&s, &dev->txq[i]);
+	put(&s, vnic_ctr_read(&dev->rx_st.filtered), "rx_filtered");
 	put(&s, vnic_ctr_read(&dev->rx_st.drop_runt), "rx_drop_runt");
 	put(&s, vnic_ctr_read(&dev->rx_st.drop_link_down), "rx_drop_link_down");
 	put(&s, vnic_ctr_read(&dev->rx_st.drop_halted), "rx_drop_halted");

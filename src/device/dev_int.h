@@ -188,6 +188,7 @@ struct dev_ctl_stats {
 };
 
 struct dev_rx_stats {
+	uint64_t filtered;     /* cfg.rx_filter: to another station's MAC */
 	uint64_t drop_runt;
 	uint64_t drop_link_down;
 	uint64_t drop_halted;  /* after a fatal error, until the next INIT */

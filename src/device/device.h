@@ -142,6 +142,15 @@ struct vnic_dev_config {
 	struct vnic_fault_cfg fault;
 	/* Completion interrupt coalescing; default all 0: an interrupt per completion. */
 	struct vnic_dev_coalesce coal;
+	/*
+	 * The receive filter of a device on a shared wire (a switch port,
+	 * where frames for other stations arrive too): on, only frames to mac,
+	 * broadcast and multicast are delivered; the rest are dropped and
+	 * counted (rx_filtered). Off (the default): every frame is delivered,
+	 * as on a cable, where every frame is for the peer.
+	 */
+	bool rx_filter;
+	uint8_t mac[6];
 };
 
 struct vnic_dev;
@@ -192,7 +201,7 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * rxN_bytes, rxN_ip_csum_good, rxN_ip_csum_bad, rxN_csum_good, rxN_csum_bad,
  * rxN_bufs_posted, rxN_bufs_avail, rxN_bad_rx_add_{map_id,ioba,len},
  * rxN_completions, rxN_comp_busy, rxN_comp_lost, rxN_drop_{no_buffer,
- * too_big,buf_fault}. Engine-wide: rx_drop_runt, rx_drop_link_down,
+ * too_big,buf_fault}. Engine-wide: rx_filtered, rx_drop_runt, rx_drop_link_down,
  * rx_drop_halted, rx_parse_errors. Control: ctl_commands, ctl_rc_<rc> per return code
  * (success, partialsuccess, permission, nomemory, parameter,
  * unknowncommand, aborted, invalidstate, invalidioba, invalidlength,

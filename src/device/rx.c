@@ -193,6 +193,16 @@ static uint8_t copy_verify(struct dev_rxq *rxq, uint8_t *dst, const uint8_t *fra
 	return flags;
 }
 
+/*
+ * The filter of a NIC that is not promiscuous: its own unicast address,
+ * and every group address (broadcast, multicast: the driver has no way to
+ * ask for a multicast list, so all are taken, as IFF_ALLMULTI would).
+ */
+static bool for_us(const struct vnic_dev *dev, const uint8_t *dst)
+{
+	return !dev->cfg.rx_filter || (dst[0] & 1) || !memcmp(dst, dev->cfg.mac, 6);
+}
+
 /* Delivers one frame or drops it. false: its completion waits for room. */
 static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 {
@@ -208,6 +218,11 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 	if (vnic_unlikely(f->len < VNIC_ETH_HLEN)) {
 		vnic_ctr_inc(&dev->rx_st.drop_runt);
 		VNIC_PROBE3(drop, "dev_rx", "runt", 0);
+		return true;
+	}
+	if (!for_us(dev, f->data)) {
+		vnic_ctr_inc(&dev->rx_st.filtered);
+		VNIC_PROBE3(drop, "dev_rx", "filtered", 0);
 		return true;
 	}
 	if (vnic_unlikely(!dev->link_up || !dev->nrxq || !dev->phys_up)) {

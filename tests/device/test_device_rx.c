@@ -333,6 +333,71 @@ static void test_rx_delayed_wire(void **state)
 			   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
 }
 
+static const uint8_t our_mac[6] = {0x02, 0x76, 0x6e, 0x73, 0, 5};
+
+static int setup_filter(void **state)
+{
+	struct vnic_dev_config cfg;
+
+	vnic_dev_config_default(&cfg);
+	cfg.rx_filter = true;
+	memcpy(cfg.mac, our_mac, 6);
+	h_create(&env, &cfg, NULL);
+	h_bringup(&env, 1, 1);
+	*state = &env;
+	return 0;
+}
+
+/*
+ * A device on a shared wire takes its own unicast, broadcast and
+ * multicast, and counts what it leaves to other stations.
+ */
+static void test_rx_filter(void **state)
+{
+	static const uint8_t other[6] = {0x02, 0x76, 0x6e, 0x73, 0, 6};
+	static const uint8_t group[2][6] = {
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+		{0x33, 0x33, 0, 0, 0, 1},
+	};
+	struct h_env *e = *state;
+	static uint8_t f[4][2048];
+	uint32_t len[4];
+	const uint8_t both = VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD;
+
+	assert_int_equal(h_rx_post(e, 0, 0, 8), VNIC_H_SUCCESS);
+	for (unsigned int i = 0; i < 4; i++)
+		len[i] = mk(e, false, VNIC_IPPROTO_UDP, 200, (uint16_t)(50 + i), f[i]);
+	memcpy(f[0], our_mac, 6);
+	memcpy(f[1], other, 6);
+	memcpy(f[2], group[0], 6);
+	memcpy(f[3], group[1], 6);
+	for (unsigned int i = 0; i < 4; i++)
+		h_wire_inject(e, f[i], len[i]);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 3);
+	check_comp(e, &comps[0], 0, f[0], len[0], both);
+	check_comp(e, &comps[1], 1, f[2], len[2], both);
+	check_comp(e, &comps[2], 2, f[3], len[3], both);
+	assert_int_equal(h_ctr(e, "rx_filtered"), 1);
+	assert_int_equal(h_ctr(e, "rx0_frames"), 3);
+}
+
+/* Off (a cable's device): a frame to any address is delivered. */
+static void test_rx_no_filter(void **state)
+{
+	static const uint8_t other[6] = {0x02, 0x76, 0x6e, 0x73, 0, 6};
+	struct h_env *e = *state;
+	static uint8_t f[2048];
+	uint32_t len = mk(e, false, VNIC_IPPROTO_UDP, 200, 60, f);
+
+	assert_int_equal(h_rx_post(e, 0, 0, 8), VNIC_H_SUCCESS);
+	memcpy(f, other, 6);
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	assert_int_equal(h_ctr(e, "rx_filtered"), 0);
+}
+
 static int setup_small_comp(void **state)
 {
 	return setup_with(state, NULL, 1, 16);
@@ -373,6 +438,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rx_flags, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_filter, setup_filter, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_no_filter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_no_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_add_hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_rss, setup_rss, teardown),
