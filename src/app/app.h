@@ -92,6 +92,9 @@ struct vnic_split {
 	pid_t pid;			/* 0: a standing server's child, not ours to reap */
 	pthread_mutex_t lock;		/* one request at a time on sock */
 	struct vnic_split_reconnect *rc; /* --server: the way back to a server (NULL: none) */
+	/* a standing server on a switch: the MACs it gave each side's device */
+	bool has_mac;
+	uint8_t mac[2][6];
 };
 
 struct vnic_topo {
@@ -186,10 +189,12 @@ int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_S
 /*
  * A new connection to the standing server at path, its settings taken from
  * cfg and both hvs attached again (reconnect.c): the fd, or -errno with
- * *step naming where it failed. Says nothing on stderr.
+ * *step naming where it failed (-EADDRNOTAVAIL: a switched server gave
+ * other MACs than c's first connect). Says nothing on stderr.
  */
-int vnic_split_redial(const char *path, const struct vnic_topo_config *cfg,
-		      struct vnic_hv *const hv[VNIC_TOPO_SIDES], const char **step);
+int vnic_split_redial(const struct vnic_split *c, const char *path,
+		      const struct vnic_topo_config *cfg, struct vnic_hv *const hv[VNIC_TOPO_SIDES],
+		      const char **step);
 /* The server's counters into out (at most max); how many, or -errno. Any thread. */
 int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max);
 /* Asks the server to stop and reaps it. 0, or -errno (-EIO: it exited in error). */
@@ -257,12 +262,19 @@ int vnic_split_config_text(const struct vnic_topo_config *cfg, char *buf, size_t
 int vnic_split_config_apply(const char *text, size_t len, struct vnic_topo_config *cfg);
 /* The first message of a standing server on an accepted socket: rc 0, -EACCES or -EUSERS. */
 int vnic_split_greet(int sock, int rc);
+/* A standing server's child on a switch (`vnic server --switch`): its two ports. */
+struct vnic_split_switch {
+	struct vnic_switch *sw;
+	unsigned int port[2];		/* side a's device, side b's */
+};
 /*
  * A standing server's child on its accepted socket: greets, takes the
- * settings, then vnic_split_serve. 0 after a STOP, -ECONNRESET when the
- * client went away without one, or -errno.
+ * settings, then vnic_split_serve, with a cable between the two devices
+ * (sws NULL) or each device on its port of the switch, filtering by the MAC
+ * of its port, which the settings' answer gives the client. 0 after a STOP,
+ * -ECONNRESET when the client went away without one, or -errno.
  */
-int vnic_split_serve_client(int sock);
+int vnic_split_serve_client(int sock, const struct vnic_split_switch *sws);
 
 /* ---------------------------------------------------------------------------
  * The option table (opts.c): every option that describes the vNIC pair (its
@@ -833,6 +845,7 @@ struct vnic_server_opts {
 	const char *ctl_name;		/* --name; NULL: "server-PID" */
 	bool ctl;			/* serve the client counts to `vnic stats` (default on) */
 	bool quiet, json;
+	bool switched;			/* --switch: every device a port of one switch */
 };
 
 /*

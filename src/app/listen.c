@@ -6,7 +6,9 @@
  * process of its own that runs what the forked server of --split runs
  * (server.c), so a client that dies or misbehaves takes down its child
  * alone: its mappings go with that process, its frames with its cable, and
- * the other clients share nothing with it.
+ * the other clients share nothing with it. With --switch they share one
+ * switch (src/port/switch.c) made here before any fork: the parent gives
+ * each child two ports and frees them once it has reaped the child.
  */
 #define _GNU_SOURCE /* accept4, struct ucred */
 #include <errno.h>
@@ -30,7 +32,7 @@
 #include "app.h"
 
 enum {
-	OPT_LISTEN = 256, OPT_ALLOW_UID, OPT_MAX_CLIENTS, OPT_NAME, OPT_NO_CTL,
+	OPT_LISTEN = 256, OPT_ALLOW_UID, OPT_MAX_CLIENTS, OPT_NAME, OPT_NO_CTL, OPT_SWITCH,
 	/* a child's exit status: the client went away without a stop */
 	CHILD_EXIT_GONE = 3,
 	LISTEN_BACKLOG = 64,
@@ -42,6 +44,7 @@ static const struct option own_opts[] = {
 	{ "max-clients", required_argument, NULL, OPT_MAX_CLIENTS },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
+	{ "switch", no_argument, NULL, OPT_SWITCH },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -56,11 +59,15 @@ static void usage(FILE *f)
 		"  --allow-uid UID     a user whose clients are served (again for more; default:\n"
 		"                      the server's own user only)\n"
 		"  --max-clients N     clients served at once, 1..%u (%u); more are refused\n"
+		"  --switch            every client's two devices are ports of one learning\n"
+		"                      switch, each with a MAC of its own (MTU %u; at most\n"
+		"                      %u clients), instead of a cable per client\n"
 		"  --json              the client counts at exit as one JSON object on stdout\n"
 		"  --quiet             no line per client on stderr\n"
 		"control socket (docs/STATS.md; 'vnic stats' reads the client counts):\n"
 		"  --name NAME         instance name (server-PID)   --no-ctl  no control socket\n",
-		VNIC_SERVER_MAX_CLIENTS, VNIC_SERVER_DEFAULT_CLIENTS);
+		VNIC_SERVER_MAX_CLIENTS, VNIC_SERVER_DEFAULT_CLIENTS, VNIC_SWITCH_MTU,
+		VNIC_SWITCH_MAX_PORTS / 2);
 }
 
 static int parse_opt(void *ctx, int c, const char *a)
@@ -94,6 +101,9 @@ static int parse_opt(void *ctx, int c, const char *a)
 	case OPT_NO_CTL:
 		o->ctl = false;
 		break;
+	case OPT_SWITCH:
+		o->switched = true;
+		break;
 	default:
 		err = -EINVAL;
 	}
@@ -121,6 +131,12 @@ int vnic_server_parse(int argc, char **argv, struct vnic_server_opts *o)
 	}
 	if (!o->nallow)
 		o->allow[o->nallow++] = getuid();
+	/* two ports per client, and a switch has at most VNIC_SWITCH_MAX_PORTS */
+	if (o->switched && o->max_clients > VNIC_SWITCH_MAX_PORTS / 2) {
+		fprintf(stderr, "vnic server: --switch: at most %d clients (--max-clients %u)\n",
+			VNIC_SWITCH_MAX_PORTS / 2, o->max_clients);
+		return -EINVAL;
+	}
 	return vnic_opts_check_ctl("vnic server", o->ctl_name, o->ctl);
 }
 
@@ -146,6 +162,7 @@ struct listener {
 	ino_t ino;
 	sigset_t old_mask;
 	struct vnic_ctl *ctl;
+	struct vnic_switch *sw;		/* --switch; NULL: a cable per client */
 	struct child {
 		pid_t pid;		/* 0: a free slot */
 		uint64_t id;
@@ -255,9 +272,38 @@ static void say(const struct listener *l, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The child: one client's devices and cable, then exit. Never returns. */
-static void child_run(const struct listener *l, int sock, pid_t parent)
+/* Closes every descriptor from 3 up but keep[] (ascending, n of them). */
+static void close_but(const int *keep, unsigned int n)
 {
+	unsigned int from = 3;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if ((unsigned int)keep[i] > from)
+			close_range(from, (unsigned int)keep[i] - 1, 0);
+		from = (unsigned int)keep[i] + 1;
+	}
+	close_range(from, ~0u, 0);
+}
+
+/* A switch's ports for slot k's child: two in a row. */
+static struct vnic_split_switch child_ports(const struct listener *l, const struct child *k)
+{
+	unsigned int i = (unsigned int)(k - l->kids);
+
+	return (struct vnic_split_switch){ .sw = l->sw, .port = { 2 * i, 2 * i + 1 } };
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* The child: one client's devices and cable (or switch ports), then exit. Never returns. */
+static void child_run(const struct listener *l, const struct child *k, int sock, pid_t parent)
+{
+	int keep[VNIC_SWITCH_MAX_PORTS + 1];
+	struct vnic_split_switch sws;
+	unsigned int n = 0;
 	int err;
 
 	/* the parent ends its children: when it dies, so do they */
@@ -267,15 +313,19 @@ static void child_run(const struct listener *l, int sock, pid_t parent)
 	 * Nothing of the parent's but the client's socket: not the listening
 	 * socket, and not a connection the control socket's thread was
 	 * answering, whose client waits for its close (a copy here would hold
-	 * it open for as long as this child runs).
+	 * it open for as long as this child runs). On a switch, its doorbells
+	 * stay too: any child may ring any port's.
 	 */
-	if (sock > 3)
-		close_range(3, (unsigned int)sock - 1, 0);
-	close_range((unsigned int)sock + 1, ~0u, 0);
+	if (l->sw)
+		n = vnic_switch_fds(l->sw, keep, VNIC_SWITCH_MAX_PORTS);
+	keep[n++] = sock;
+	qsort(keep, n, sizeof(keep[0]), cmp_int);
+	close_but(keep, n);
 	/* Ctrl-C reaches the whole process group; the parent decides for its children */
 	signal(SIGINT, SIG_IGN);
 	sigprocmask(SIG_SETMASK, &l->old_mask, NULL);
-	err = vnic_split_serve_client(sock);
+	sws = child_ports(l, k);
+	err = vnic_split_serve_client(sock, l->sw ? &sws : NULL);
 	_exit(!err ? 0 : err == -ECONNRESET ? CHILD_EXIT_GONE : 1);
 }
 
@@ -285,6 +335,28 @@ static struct child *free_slot(struct listener *l)
 		if (!l->kids[i].pid)
 			return &l->kids[i];
 	return NULL;
+}
+
+static void ports_claim(struct listener *l, const struct child *k)
+{
+	struct vnic_split_switch sws = child_ports(l, k);
+
+	if (!l->sw)
+		return;
+	/* a slot's ports are released when its child is reaped: free again here */
+	for (unsigned int s = 0; s < 2; s++)
+		vnic_switch_port_claim(l->sw, sws.port[s]);
+}
+
+/* The child is reaped: its MACs are forgotten, what was queued to it dropped. */
+static void ports_release(struct listener *l, const struct child *k)
+{
+	struct vnic_split_switch sws = child_ports(l, k);
+
+	if (!l->sw)
+		return;
+	for (unsigned int s = 0; s < 2; s++)
+		vnic_switch_port_release(l->sw, sws.port[s]);
 }
 
 static void refuse(int sock, int rc)
@@ -341,13 +413,16 @@ static void admit(struct listener *l)
 	 * malloc and stdio usable in a child forked from a threaded process).
 	 */
 	fflush(NULL);
+	/* the child's ports are taken before it runs: it finds them its own */
+	ports_claim(l, k);
 	self = getpid();
 	pid = fork();
 	if (!pid)
-		child_run(l, sock, self);
+		child_run(l, k, sock, self);
 	close(sock);
 	if (pid < 0) {
 		say(l, "fork: %s", strerror(errno));
+		ports_release(l, k);
 		return;
 	}
 	vnic_ctr_inc(&l->n.accepted);
@@ -382,6 +457,7 @@ static void ended(struct listener *l, pid_t pid, int status)
 			say(l, "client %" PRIu64 " ended abnormally: its child exited with status %d",
 			    k->id, WEXITSTATUS(status));
 	}
+	ports_release(l, k);
 	k->pid = 0;
 }
 
@@ -413,26 +489,59 @@ static uint64_t count_of(const struct listener *l, unsigned int i)
 	return vnic_ctr_read((const uint64_t *)((const char *)&l->n + counts[i].off));
 }
 
+/* --switch: the parent's share of the switch's counts (the ports' are their children's). */
+static const char *const switch_names[] = {
+	"switch.ports_claimed", "switch.ports_released", "switch.macs_forgotten",
+	"switch.dead_frames",
+};
+
+enum { NSWITCH = sizeof(switch_names) / sizeof(switch_names[0]) };
+
+static void switch_values(const struct listener *l, uint64_t v[NSWITCH])
+{
+	struct vnic_switch_stats st;
+
+	vnic_switch_stats(l->sw, &st);
+	v[0] = st.ports_claimed;
+	v[1] = st.ports_released;
+	v[2] = st.macs_forgotten;
+	v[3] = st.dead_frames;
+}
+
 /* The control socket's thread: relaxed reads of the main thread's counts. */
 static unsigned int collect(void *ctx, struct vnic_counter *out, unsigned int max)
 {
 	const struct listener *l = ctx;
+	uint64_t v[NSWITCH];
+	unsigned int i;
 
-	for (unsigned int i = 0; i < NCOUNTS && i < max; i++) {
+	for (i = 0; i < NCOUNTS && i < max; i++) {
 		snprintf(out[i].name, sizeof(out[i].name), "%s", counts[i].name);
 		out[i].value = count_of(l, i);
 	}
-	return NCOUNTS;
+	if (!l->sw)
+		return NCOUNTS;
+	switch_values(l, v);
+	for (i = 0; i < NSWITCH && NCOUNTS + i < max; i++) {
+		snprintf(out[NCOUNTS + i].name, sizeof(out[0].name), "%s", switch_names[i]);
+		out[NCOUNTS + i].value = v[i];
+	}
+	return NCOUNTS + NSWITCH;
 }
 
 static void report(const struct listener *l)
 {
+	uint64_t v[NSWITCH];
 	struct vnic_json j;
 
+	if (l->sw)
+		switch_values(l, v);
 	if (l->o->json) {
 		vnic_json_begin(&j, stdout);
 		for (unsigned int i = 0; i < NCOUNTS; i++)
 			vnic_json_u64(&j, counts[i].name + strlen("server."), count_of(l, i));
+		for (unsigned int i = 0; l->sw && i < NSWITCH; i++)
+			vnic_json_u64(&j, switch_names[i] + strlen("switch."), v[i]);
 		vnic_json_end(&j);
 		return;
 	}
@@ -440,6 +549,11 @@ static void report(const struct listener *l)
 		"vnic server: clients: %" PRIu64 " accepted, %" PRIu64 " refused (uid), %" PRIu64
 		" refused (max clients), %" PRIu64 " ended, %" PRIu64 " ended abnormally\n",
 		count_of(l, 0), count_of(l, 1), count_of(l, 2), count_of(l, 3), count_of(l, 4));
+	if (l->sw)
+		fprintf(stderr,
+			"vnic server: switch: %" PRIu64 " MACs forgotten, %" PRIu64
+			" frames queued to ended clients dropped\n",
+			v[2], v[3]);
 }
 
 /* --- the command --------------------------------------------------------------------- */
@@ -489,6 +603,16 @@ static int setup(struct listener *l)
 	l->kids = calloc(l->o->max_clients, sizeof(*l->kids));
 	if (!l->kids)
 		return -ENOMEM;
+	if (l->o->switched) {
+		/* before any fork: every child inherits the mapping and the doorbells */
+		struct vnic_switch_cfg sc = { .ports = 2 * l->o->max_clients };
+
+		err = vnic_switch_create(&l->sw, &sc);
+		if (err) {
+			fprintf(stderr, "vnic server: --switch: %s\n", strerror(-err));
+			goto err_free;
+		}
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -531,6 +655,7 @@ err_close_sfd:
 err_unblock:
 	sigprocmask(SIG_SETMASK, &l->old_mask, NULL);
 err_free:
+	vnic_switch_destroy(l->sw);
 	free(l->kids);
 	return err;
 }
@@ -546,8 +671,9 @@ int vnic_cmd_server(int argc, char **argv)
 		return err > 0 ? 0 : 2;
 	if (setup(&l))
 		return 1;
-	say(&l, "listening on %s, at most %u clients%s%s", o.listen, o.max_clients,
-	    l.ctl ? "; control socket " : "", l.ctl ? vnic_ctl_serve_path(l.ctl) : "");
+	say(&l, "listening on %s, at most %u clients%s%s%s", o.listen, o.max_clients,
+	    l.sw ? ", on one switch" : "", l.ctl ? "; control socket " : "",
+	    l.ctl ? vnic_ctl_serve_path(l.ctl) : "");
 	err = run(&l);
 	/* no new client from here on, and the file goes first */
 	listen_close(&l);
@@ -556,6 +682,7 @@ int vnic_cmd_server(int argc, char **argv)
 	report(&l);
 	close(l.sfd);
 	sigprocmask(SIG_SETMASK, &l.old_mask, NULL);
+	vnic_switch_destroy(l.sw);
 	free(l.kids);
 	if (err)
 		fprintf(stderr, "vnic server: poll: %s\n", strerror(-err));

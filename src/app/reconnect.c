@@ -172,7 +172,7 @@ static int come_back(struct vnic_split_reconnect *r)
 			return -ECANCELED;
 		/* the attempt blocks (connect, answers): not under the lock a stop takes */
 		pthread_mutex_unlock(&r->mu);
-		fd = vnic_split_redial(r->path, r->cfg, r->hv, &step);
+		fd = vnic_split_redial(r->c, r->path, r->cfg, r->hv, &step);
 		pthread_mutex_lock(&r->mu);
 		vnic_ctr_inc(&r->attempts);
 		if (fd >= 0 || vnic_now_ns() >= deadline || r->stopping)

@@ -89,6 +89,8 @@ struct split_server {
 	struct vnic_cpu cpu[VNIC_TOPO_SIDES];
 	struct vnic_hv *hv[VNIC_TOPO_SIDES];
 	struct vnic_cable *cable;
+	const struct vnic_split_switch *sws;	/* NULL: the cable */
+	struct vnic_wire *port[VNIC_TOPO_SIDES];	/* on the switch */
 	struct vnic_dev *dev[VNIC_TOPO_SIDES];
 	struct vnic_counter *ctrs;
 	unsigned int ncpus;
@@ -100,9 +102,40 @@ static struct vnic_cpu *server_cpu(struct split_server *sv, unsigned int s)
 	return &sv->cpu[sv->ncpus == 1 ? 0 : s];
 }
 
-static int server_build(struct split_server *sv, int sock, const struct vnic_topo_config *cfg)
+static int server_wire_cable(struct split_server *sv, const struct vnic_topo_config *cfg)
 {
 	struct vnic_cable_cfg cc = cfg->cable;
+	int err;
+
+	if (!cc.mtu || cc.mtu < cfg->drv.mtu)
+		cc.mtu = cfg->drv.mtu;
+	err = vnic_cable_create(&sv->cable, &cc);
+	if (err)
+		return err;
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
+		sv->port[s] = vnic_cable_end(sv->cable, s);
+	return 0;
+}
+
+/* Each device's doorbell poller on its own cpu, as the cable's notification is. */
+static int server_wire_switch(struct split_server *sv)
+{
+	int err;
+
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		err = vnic_switch_port_open(sv->sws->sw, sv->sws->port[s], server_cpu(sv, s),
+					    &sv->port[s]);
+		if (err) {
+			fprintf(stderr, "vnic server: side %s: switch port %u: %s\n", side_name[s],
+				sv->sws->port[s], strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int server_build(struct split_server *sv, int sock, const struct vnic_topo_config *cfg)
+{
 	unsigned int s;
 	int err;
 
@@ -121,14 +154,21 @@ static int server_build(struct split_server *sv, int sock, const struct vnic_top
 			return err;
 		vnic_cpu_set_spin(&sv->cpu[s], cfg->spin);
 	}
-	if (!cc.mtu || cc.mtu < cfg->drv.mtu)
-		cc.mtu = cfg->drv.mtu;
-	err = vnic_cable_create(&sv->cable, &cc);
+	if (sv->sws)
+		err = server_wire_switch(sv);
+	else
+		err = server_wire_cable(sv, cfg);
 	if (err)
 		return err;
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
-		err = vnic_dev_create(&sv->dev[s], sv->hv[s], vnic_cable_end(sv->cable, s),
-				      server_cpu(sv, s), &cfg->dev);
+		struct vnic_dev_config dc = cfg->dev;
+
+		/* a switch port carries other stations' frames too: the filter is on */
+		if (sv->sws) {
+			dc.rx_filter = true;
+			vnic_switch_port_mac(sv->sws->port[s], dc.mac);
+		}
+		err = vnic_dev_create(&sv->dev[s], sv->hv[s], sv->port[s], server_cpu(sv, s), &dc);
 		if (err)
 			return err;
 		err = vnic_hv_split_attach_cpu(sv->hv[s], server_cpu(sv, s));
@@ -165,6 +205,9 @@ static void server_destroy(struct split_server *sv)
 	}
 	if (sv->cable)
 		vnic_cable_destroy(sv->cable);
+	else
+		for (s = 0; s < VNIC_TOPO_SIDES; s++)
+			vnic_switch_port_close(sv->port[s]);
 	for (s = 0; s < VNIC_TOPO_SIDES; s++)
 		if (sv->cpu[s].name)
 			vnic_cpu_fini(&sv->cpu[s]);
@@ -183,6 +226,26 @@ static uint64_t thread_cpu_ns(const struct vnic_cpu *cpu)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A side's switch port counters, as switch_a.tx_frames, ... */
+static unsigned int switch_counters(struct split_server *sv, unsigned int s, unsigned int at)
+{
+	struct vnic_counter *out = sv->ctrs + at;
+	char name[VNIC_COUNTER_NAME_MAX];
+	unsigned int n, i;
+
+	if (at >= SPLIT_MAX_COUNTERS)
+		return at;
+	n = vnic_switch_port_counters(sv->port[s], out, SPLIT_MAX_COUNTERS - at);
+	if (n > SPLIT_MAX_COUNTERS - at)
+		n = SPLIT_MAX_COUNTERS - at;
+	for (i = 0; i < n; i++) {
+		memcpy(name, out[i].name, sizeof(name));
+		/* the port's names are short: the bound only keeps the compiler sure */
+		snprintf(out[i].name, sizeof(out[i].name), "switch_%s.%.48s", side_name[s], name);
+	}
+	return at + n;
+}
+
 /*
  * Every counter of this process, named as the client's report shows them,
  * and each cpu thread's CPU time (srv_cpu_a.thread_cpu_ns).
@@ -197,7 +260,10 @@ static unsigned int server_counters(struct split_server *sv)
 		at = vnic_counters_dev(sv->dev[s], prefix, sv->ctrs, SPLIT_MAX_COUNTERS, at);
 		snprintf(prefix, sizeof(prefix), "srv_hv_%s.", side_name[s]);
 		at = vnic_counters_hv(sv->hv[s], prefix, sv->ctrs, SPLIT_MAX_COUNTERS, at);
-		at = vnic_counters_cable(sv->cable, s, sv->ctrs, SPLIT_MAX_COUNTERS, at);
+		if (sv->cable)
+			at = vnic_counters_cable(sv->cable, s, sv->ctrs, SPLIT_MAX_COUNTERS, at);
+		else
+			at = switch_counters(sv, s, at);
 		snprintf(prefix, sizeof(prefix), "srv_cpu_%s.", side_name[s]);
 		at = vnic_counters_cpu(&sv->cpu[s], prefix, sv->ctrs, SPLIT_MAX_COUNTERS, at);
 		if (at < SPLIT_MAX_COUNTERS) {
@@ -246,22 +312,37 @@ static int serve(struct split_server *sv, int sock)
 	}
 }
 
-int vnic_split_serve(int sock, const struct vnic_topo_config *cfg)
+static int serve_on(int sock, const struct vnic_topo_config *cfg,
+		    const struct vnic_split_switch *sws)
 {
-	struct split_server sv;
+	/* on the heap: its cpus are large, and the devices' configs are built beside it */
+	size_t size = (sizeof(struct split_server) + VNIC_CACHELINE - 1) &
+		      ~(size_t)(VNIC_CACHELINE - 1);
+	struct split_server *sv = aligned_alloc(VNIC_CACHELINE, size);
 	int err;
 
-	memset(&sv, 0, sizeof(sv));
-	sv.ctrs = calloc(SPLIT_MAX_COUNTERS, sizeof(*sv.ctrs));
-	err = sv.ctrs ? server_build(&sv, sock, cfg) : -ENOMEM;
+	if (!sv) {
+		answer(sock, -ENOMEM, 0);
+		return -ENOMEM;
+	}
+	memset(sv, 0, size);
+	sv->sws = sws;
+	sv->ctrs = calloc(SPLIT_MAX_COUNTERS, sizeof(*sv->ctrs));
+	err = sv->ctrs ? server_build(sv, sock, cfg) : -ENOMEM;
 	if (answer(sock, err, 0) || err)
 		goto out;
 	err = set_rcvtimeo(sock, 0);
 	if (!err)
-		err = serve(&sv, sock);
+		err = serve(sv, sock);
 out:
-	server_destroy(&sv);
+	server_destroy(sv);
+	free(sv);
 	return err;
+}
+
+int vnic_split_serve(int sock, const struct vnic_topo_config *cfg)
+{
+	return serve_on(sock, cfg, NULL);
 }
 
 /* --- a standing server's child (listen.c) ------------------------------------------- */
@@ -370,8 +451,25 @@ int vnic_split_greet(int sock, int rc)
 	return answer(sock, rc, 0);
 }
 
+/*
+ * The answer to the settings: on a switch, its n says 12 bytes follow,
+ * the MACs of side a's and side b's ports, for the client's drivers.
+ */
+static int answer_config(int sock, const struct vnic_split_switch *sws)
+{
+	uint8_t mac[VNIC_TOPO_SIDES][6];
+	int err;
+
+	if (!sws)
+		return answer(sock, 0, 0);
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
+		vnic_switch_port_mac(sws->port[s], mac[s]);
+	err = answer(sock, 0, sizeof(mac));
+	return err ? err : io_full(sock, mac, sizeof(mac), true);
+}
+
 /* The client's settings: a CONFIG request and its text, applied to the defaults. */
-static int take_config(int sock, struct vnic_topo_config *cfg)
+static int take_config(int sock, struct vnic_topo_config *cfg, const struct vnic_split_switch *sws)
 {
 	struct split_msg m;
 	char *text;
@@ -396,16 +494,22 @@ static int take_config(int sock, struct vnic_topo_config *cfg)
 	if (!err) {
 		vnic_topo_config_default(cfg);
 		err = vnic_split_config_apply(text, m.n, cfg);
+		/* the switch's slots are sized for its MTU */
+		if (!err && sws && cfg->drv.mtu > VNIC_SWITCH_MTU) {
+			fprintf(stderr, "vnic server: a client's --mtu %u: the switch carries %u\n",
+				cfg->drv.mtu, VNIC_SWITCH_MTU);
+			err = -EMSGSIZE;
+		}
 		if (err)
 			answer(sock, err, 0);
 		else
-			err = answer(sock, 0, 0);
+			err = answer_config(sock, sws);
 	}
 	free(text);
 	return err;
 }
 
-int vnic_split_serve_client(int sock)
+int vnic_split_serve_client(int sock, const struct vnic_split_switch *sws)
 {
 	struct vnic_topo_config cfg;
 	int err;
@@ -419,10 +523,10 @@ int vnic_split_serve_client(int sock)
 	if (!err)
 		err = vnic_split_greet(sock, 0);
 	if (!err)
-		err = take_config(sock, &cfg);
+		err = take_config(sock, &cfg, sws);
 	if (err)
 		return err;
-	return vnic_split_serve(sock, &cfg);
+	return serve_on(sock, &cfg, sws);
 }
 
 /* --- the client's end ------------------------------------------------------------------ */
@@ -478,10 +582,36 @@ static const char *refusal(int rc)
 }
 
 /*
- * Greeting, then the settings and their answer, on sock. 0 or -errno; said
- * on stderr when say (a first connect; a reconnect says only its last).
+ * A switched server's MACs after the settings' answer (n bytes: 0 or both
+ * sides'), into mac and *has_mac.
  */
-static int handshake(int sock, const char *path, const struct vnic_topo_config *cfg, bool say)
+static int take_macs(int sock, uint32_t n, uint8_t mac[VNIC_TOPO_SIDES][6], bool *has_mac)
+{
+	int err;
+
+	*has_mac = false;
+	if (!n)
+		return 0;
+	if (n != VNIC_TOPO_SIDES * 6)
+		return -EPROTO;
+	err = io_full(sock, mac, VNIC_TOPO_SIDES * 6, false);
+	if (err)
+		return err;
+	/* a station address, as CHANGE_MAC_ADDR asks of one: unicast, not zero */
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
+		if ((mac[s][0] & 1) || !memcmp(mac[s], "\0\0\0\0\0\0", 6))
+			return -EPROTO;
+	*has_mac = true;
+	return 0;
+}
+
+/*
+ * Greeting, then the settings and their answer (with a switched server's
+ * MACs), on sock. 0 or -errno; said on stderr when say (a first connect; a
+ * reconnect says only its last).
+ */
+static int handshake(int sock, const char *path, const struct vnic_topo_config *cfg, bool say,
+		     uint8_t mac[VNIC_TOPO_SIDES][6], bool *has_mac)
 {
 	struct split_msg m;
 	char *text;
@@ -516,6 +646,8 @@ static int handshake(int sock, const char *path, const struct vnic_topo_config *
 		err = io_full(sock, &m, sizeof(m), false);
 	if (!err && m.magic != SPLIT_MAGIC)
 		err = -EPROTO;
+	if (!err && !m.rc)
+		err = take_macs(sock, m.n, mac, has_mac);
 	if (err) {
 		if (say)
 			fprintf(stderr, "vnic: --server %s: the settings: %s\n", path,
@@ -581,7 +713,7 @@ int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic
 		err = c->sock;
 		goto err_destroy_lock;
 	}
-	err = handshake(c->sock, path, cfg, true);
+	err = handshake(c->sock, path, cfg, true, c->mac, &c->has_mac);
 	if (err)
 		goto err_close;
 	return 0;
@@ -618,9 +750,12 @@ int vnic_split_attach(struct vnic_split *c, struct vnic_hv *const hv[VNIC_TOPO_S
 	return attach_on(c->sock, hv);
 }
 
-int vnic_split_redial(const char *path, const struct vnic_topo_config *cfg,
-		      struct vnic_hv *const hv[VNIC_TOPO_SIDES], const char **step)
+int vnic_split_redial(const struct vnic_split *c, const char *path,
+		      const struct vnic_topo_config *cfg, struct vnic_hv *const hv[VNIC_TOPO_SIDES],
+		      const char **step)
 {
+	uint8_t mac[VNIC_TOPO_SIDES][6];
+	bool has_mac;
 	int fd, err;
 
 	*step = "connect";
@@ -628,7 +763,16 @@ int vnic_split_redial(const char *path, const struct vnic_topo_config *cfg,
 	if (fd < 0)
 		return fd;
 	*step = "the greeting and the settings";
-	err = handshake(fd, path, cfg, false);
+	err = handshake(fd, path, cfg, false, mac, &has_mac);
+	/*
+	 * The drivers keep their MACs across the reset, and the workloads
+	 * address their peers by them: a switch that gives other ones (other
+	 * ports in a new server) would filter every frame.
+	 */
+	if (!err && (has_mac != c->has_mac || (has_mac && memcmp(mac, c->mac, sizeof(mac))))) {
+		*step = "the MACs (the switch gave this client other ports)";
+		err = -EADDRNOTAVAIL;
+	}
 	if (!err) {
 		*step = "the attach";
 		err = attach_on(fd, hv);

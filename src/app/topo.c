@@ -66,7 +66,11 @@ static int create_drv(struct vnic_topo *t, unsigned int s)
 
 	dcfg.cpu = side_cpu(t, s);
 	dcfg.name = s ? "vnic-b" : "vnic-a";
-	dcfg.mac[5] = (uint8_t)(0x10 + s);
+	/* a standing server on a switch gave each side a MAC of its own among its clients */
+	if (t->split.has_mac)
+		memcpy(dcfg.mac, t->split.mac[s], sizeof(dcfg.mac));
+	else
+		dcfg.mac[5] = (uint8_t)(0x10 + s);
 	err = vnic_drv_create(&t->drv[s], t->hv[s], &dcfg);
 	if (err)
 		return err;

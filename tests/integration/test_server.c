@@ -264,7 +264,7 @@ static void *helper_main(void *arg)
 	if (h->mode == GREET)
 		vnic_split_greet(sock, h->greet_rc);
 	else
-		h->served_rc = vnic_split_serve_client(sock);
+		h->served_rc = vnic_split_serve_client(sock, NULL);
 	close(sock);
 	return NULL;
 }
