@@ -70,7 +70,21 @@ static const struct parse_case parse_cases[] = {
 	{ "17 a vNIC option is the client's", { "server", "--listen", "p", "--mtu", "9000" },
 	  -EINVAL, 0, 0, false, false },
 	{ "18 help", { "server", "--help" }, 1, 0, 0, false, false },
+	{ "19 switch", { "server", "--listen", "p", "--switch" }, 0, 16, 1, true, true },
+	{ "20 switch, 32 clients (64 ports)",
+	  { "server", "--listen", "p", "--switch", "--max-clients", "32" }, 0, 32, 1, true, true },
+	{ "21 switch, 33 clients", { "server", "--listen", "p", "--max-clients", "33", "--switch" },
+	  -EINVAL, 0, 0, false, false },
 };
+
+/* Whether a row's command line has --switch. */
+static bool names_switch(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--switch"))
+			return true;
+	return false;
+}
 
 static void test_parse(void **state)
 {
@@ -93,6 +107,7 @@ static void test_parse(void **state)
 		assert_int_equal(o.max_clients, pc->max_clients);
 		assert_int_equal(o.nallow, pc->nallow);
 		assert_int_equal(o.ctl, pc->ctl);
+		assert_int_equal(o.switched, names_switch(argc, argv));
 		if (pc->own)
 			assert_int_equal(o.allow[0], getuid());
 	}
