@@ -11,6 +11,8 @@
  *   dql.c     vnic_dql: dynamic queue limits (docs/MECHANISMS.md section 1).
  *   dim.c     vnic_dim: dynamic interrupt moderation, net_dim's idea
  *             (docs/MECHANISMS.md section 9).
+ *   cheaper.c vnic_cheaper: the cheaper of two ways of doing one thing,
+ *             learned from their timed costs (docs/MECHANISMS.md section 10).
  *   txq.c     vnic_txq: BQL wrappers and queue stop/wake.
  *   clock.c   monotonic ns clock and the cost model's busy wait.
  *   (inline)  the netdev boundary (host <-> NIC) and the wire boundary
@@ -500,6 +502,65 @@ void vnic_dim_init(struct vnic_dim *dim, unsigned int nprof);
 bool vnic_dim_update(struct vnic_dim *dim, const struct vnic_dim_sample *now);
 /* The decision alone, on rates already measured (tests drive it directly). */
 bool vnic_dim_decide(struct vnic_dim *dim, const struct vnic_dim_rates *cur);
+
+/* ---------------------------------------------------------------------------
+ * The cheaper of two ways (cheaper.c), docs/MECHANISMS.md section 10
+ * ------------------------------------------------------------------------- */
+
+/*
+ * Two ways of doing the same thing (A and B: a direct and an indirect
+ * send), each with a smoothed cost per use learned from the uses the
+ * caller times. The way in use changes only when the other has been
+ * cheaper by more than 1/2^VNIC_CHEAPER_MARGIN_SHIFT at VNIC_CHEAPER_HOLD
+ * of its samples in a row (hysteresis: noise inside the margin never
+ * flips it); the other way is tried once every VNIC_CHEAPER_PROBE_EVERY
+ * uses, so a cost that changes on either side is noticed. Only one use in
+ * VNIC_CHEAPER_TIME_EVERY of the way in use is timed, and every probe: the
+ * caller reads its clock for those alone. Pure: no clock, no threads; the
+ * caller owns it. A zeroed struct is ready: way A in use, nothing learned.
+ */
+enum vnic_cheaper_way {
+	VNIC_CHEAPER_A = 0,
+	VNIC_CHEAPER_B = 1,
+};
+
+enum vnic_cheaper_limits {
+	VNIC_CHEAPER_FRAC = 4,	       /* estimates are ns << FRAC */
+	VNIC_CHEAPER_WEIGHT_SHIFT = 2, /* each sample moves the estimate 1/4 of the way */
+	VNIC_CHEAPER_CAP = 4,	       /* a sample counts for at most 4x the estimate */
+	VNIC_CHEAPER_MARGIN_SHIFT = 3, /* "cheaper": by more than 1/8 */
+	VNIC_CHEAPER_HOLD = 3,	       /* probe samples in a row that must agree */
+	VNIC_CHEAPER_PROBE_EVERY = 64, /* uses of the way in use per probe of the other */
+	VNIC_CHEAPER_TIME_EVERY = 4,   /* uses of the way in use per timed one */
+};
+
+/* What vnic_cheaper_pick says about the use it chose. */
+enum {
+	VNIC_CHEAPER_TIMED = 1 << 0, /* time it and hand the time to vnic_cheaper_sample */
+	VNIC_CHEAPER_PROBE = 1 << 1, /* it tries the way not in use */
+};
+
+struct vnic_cheaper {
+	uint64_t est[2]; /* ns per use << VNIC_CHEAPER_FRAC; 0 before the first sample */
+	uint32_t way;	 /* the way in use */
+	uint32_t uses;	 /* of the way in use since the last probe */
+	uint32_t ahead;	 /* probe samples in a row that found the other way cheaper */
+	uint32_t pad;
+};
+
+/* The way for the next use, and in *flags whether to time it and whether it is a probe. */
+enum vnic_cheaper_way vnic_cheaper_pick(struct vnic_cheaper *c, unsigned int *flags);
+/*
+ * A timed use of way took ns (the caller's clock, any unit as long as it
+ * is always the same). true when this sample made the other way the one
+ * in use.
+ */
+bool vnic_cheaper_sample(struct vnic_cheaper *c, enum vnic_cheaper_way way, uint64_t ns);
+/* The smoothed cost of way, rounded to the unit of the samples; 0 before its first. */
+static inline uint64_t vnic_cheaper_cost(const struct vnic_cheaper *c, enum vnic_cheaper_way way)
+{
+	return (c->est[way] + (1u << (VNIC_CHEAPER_FRAC - 1))) >> VNIC_CHEAPER_FRAC;
+}
 
 /* ---------------------------------------------------------------------------
  * TX queue state: BQL wrappers and stop/wake (txq.c)

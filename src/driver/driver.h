@@ -112,6 +112,12 @@ enum vnic_drv_tx_submit {
 	/* direct for a lone non-GSO packet, nothing batched, no xmit_more, plain byte 0 */
 	VNIC_DRV_SUBMIT_AUTO = 0,
 	VNIC_DRV_SUBMIT_INDIRECT, /* always indirect */
+	/*
+	 * A lone packet goes whichever way this queue has measured to cost it
+	 * less (vnic_cheaper, docs/MECHANISMS.md section 10): the two sends'
+	 * relative cost is the boundary's, not the driver's, to say.
+	 */
+	VNIC_DRV_SUBMIT_ADAPTIVE,
 };
 
 /* ibmvnic rr 6/7. */
@@ -188,7 +194,7 @@ int vnic_drv_tx_buf_parse(const char *s, enum vnic_drv_tx_buf *v);
 const char *vnic_drv_rx_agg_name(enum vnic_drv_rx_agg v);
 int vnic_drv_rx_agg_parse(const char *s, enum vnic_drv_rx_agg *v);
 /*
- * Names: "low"/"always", "direct"/"copy", "auto"/"indirect",
+ * Names: "low"/"always", "direct"/"copy", "auto"/"indirect"/"adaptive",
  * "per-round"/"per-entry", "sw-direct"/"hw-headers"/"hw-noheaders",
  * "irq"/"lazy"/"napi"/"orphan", "copy"/"map", "copy"/"frags". rx-deliver uses vnic_deliver_mode_name/parse
  * of src/net ("list", "gro", "gro-list"). A value outside its enum is named

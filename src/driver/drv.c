@@ -72,7 +72,8 @@ POLICY(rx_replenish, vnic_drv_rx_replenish, [VNIC_DRV_REPLENISH_LOW] = "low",
 POLICY(tx_hdr_build,
        vnic_drv_tx_hdr_build, [VNIC_DRV_HDR_DIRECT] = "direct", [VNIC_DRV_HDR_COPY] = "copy")
 POLICY(tx_submit,
-       vnic_drv_tx_submit, [VNIC_DRV_SUBMIT_AUTO] = "auto", [VNIC_DRV_SUBMIT_INDIRECT] = "indirect")
+       vnic_drv_tx_submit, [VNIC_DRV_SUBMIT_AUTO] = "auto", [VNIC_DRV_SUBMIT_INDIRECT] = "indirect",
+       [VNIC_DRV_SUBMIT_ADAPTIVE] = "adaptive")
 POLICY(bql_complete, vnic_drv_bql_complete, [VNIC_DRV_BQL_PER_ROUND] = "per-round",
        [VNIC_DRV_BQL_PER_ENTRY] = "per-entry")
 POLICY(tx_csum, vnic_drv_tx_csum, [VNIC_DRV_CSUM_SW_DIRECT] = "sw-direct",
@@ -135,7 +136,7 @@ static int config_check(const struct vnic_drv_config *c)
 		return -EINVAL;
 	if ((unsigned int)c->rx_replenish > VNIC_DRV_REPLENISH_ALWAYS ||
 	    (unsigned int)c->tx_hdr_build > VNIC_DRV_HDR_COPY ||
-	    (unsigned int)c->tx_submit > VNIC_DRV_SUBMIT_INDIRECT ||
+	    (unsigned int)c->tx_submit > VNIC_DRV_SUBMIT_ADAPTIVE ||
 	    (unsigned int)c->bql_complete > VNIC_DRV_BQL_PER_ENTRY ||
 	    (unsigned int)c->tx_csum > VNIC_DRV_CSUM_HW_NOHEADERS ||
 	    (unsigned int)c->tx_reclaim > VNIC_DRV_RECLAIM_ORPHAN ||
@@ -540,6 +541,12 @@ static const struct ctr_desc tx_ctrs[] = {
 	TXC(timer_reclaims),
 	TXC(orphaned),
 	TXC(mapped_packets),
+	TXC(submit_direct_bursts),
+	TXC(submit_indirect_bursts),
+	TXC(submit_probes),
+	TXC(submit_switches),
+	TXC(submit_direct_ns),
+	TXC(submit_indirect_ns),
 	TXD(too_long, TXD_TOO_LONG),
 	TXD(bad_gso, TXD_BAD_GSO),
 	TXD(bad_headers, TXD_BAD_HEADERS),

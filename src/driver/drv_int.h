@@ -147,6 +147,13 @@ struct drv_txq_stats {
 	uint64_t timer_reclaims;
 	uint64_t orphaned;
 	uint64_t mapped_packets; /* tx-buf=map: sent from the host's buffer, not copied */
+	/* tx-submit=adaptive: lone packets sent each way, probes, switches, smoothed costs */
+	uint64_t submit_direct_bursts;
+	uint64_t submit_indirect_bursts;
+	uint64_t submit_probes;
+	uint64_t submit_switches;
+	uint64_t submit_direct_ns;   /* a lone packet's direct send, smoothed (a gauge) */
+	uint64_t submit_indirect_ns; /* its indirect send */
 	uint64_t drops[TXD_MAX];
 };
 
@@ -158,6 +165,7 @@ struct drv_txq {
 	unsigned int idx;
 	bool running;	     /* link up: xmit takes packets */
 	bool live;	     /* slots may be in flight: completions are for them */
+	bool time_flush;     /* tx-submit=adaptive: the next flush is a lone packet's: time it */
 	uint32_t entries;    /* negotiated REQ_TX_ENTRIES */
 	uint32_t used;	     /* sub-CRQ entries in flight (sent or batched) */
 	uint32_t ind_n;	     /* entries in the indirect array, not yet sent */
@@ -188,6 +196,12 @@ struct drv_txq {
 	/* tx watchdog (reset.c): progress seen at the last tick, and since when */
 	uint64_t wd_progress;
 	uint64_t wd_since;
+	/*
+	 * tx-submit=adaptive: which send a lone packet costs less (way A
+	 * direct, B indirect). Away from the fields above: the default policy
+	 * never touches it.
+	 */
+	struct vnic_cheaper submit;
 	struct vnic_napi napi vnic_cacheline_aligned; /* completion poller */
 	struct drv_txq_stats st;
 } vnic_cacheline_aligned;

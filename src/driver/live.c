@@ -45,7 +45,7 @@ static int policies_check(const struct vnic_drv_config *c)
 {
 	if ((unsigned int)c->rx_replenish > VNIC_DRV_REPLENISH_ALWAYS ||
 	    (unsigned int)c->tx_hdr_build > VNIC_DRV_HDR_COPY ||
-	    (unsigned int)c->tx_submit > VNIC_DRV_SUBMIT_INDIRECT ||
+	    (unsigned int)c->tx_submit > VNIC_DRV_SUBMIT_ADAPTIVE ||
 	    (unsigned int)c->bql_complete > VNIC_DRV_BQL_PER_ENTRY ||
 	    (unsigned int)c->tx_csum > VNIC_DRV_CSUM_HW_NOHEADERS ||
 	    (unsigned int)c->tx_reclaim > VNIC_DRV_RECLAIM_ORPHAN ||

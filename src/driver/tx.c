@@ -9,7 +9,9 @@
  * TX_RX_DESC_REQ byte for the packet's class asks for it, header
  * descriptors. A lone plain packet goes by send_subcrq (direct); the rest
  * is batched in the queue's indirect array and flushed when the next packet
- * would not fit or when BQL says ring the doorbell.
+ * would not fit or when BQL says ring the doorbell. With tx-submit=adaptive
+ * a lone packet goes whichever way the queue has measured to be cheaper
+ * (submit_pick, submit_learn).
  *
  * Flow control: `used` counts sub-CRQ entries in flight. The queue stops
  * while the next packet might not fit (used + VNIC_MAX_TX_ELEMS > entries,
@@ -170,6 +172,24 @@ static void bql_completed(struct drv_txq *txq, uint32_t pkts, uint32_t bytes)
 /* --- submit -------------------------------------------------------------------- */
 
 /*
+ * tx-submit=adaptive (docs/MECHANISMS.md section 10). What is timed is the
+ * hcall alone, the part of a send that differs between the two ways: the
+ * copy and the descriptor are the same either way. Like is compared with
+ * like: only a lone packet's indirect send is timed, never a batch, whose
+ * cost per packet a lone packet would not get. Two clock reads per timed
+ * send, one lone packet in VNIC_CHEAPER_TIME_EVERY timed (and each probe):
+ * about half a clock read per packet, none for packets in bursts.
+ */
+static void submit_learn(struct drv_txq *txq, enum vnic_cheaper_way way, uint64_t ns)
+{
+	if (vnic_cheaper_sample(&txq->submit, way, ns))
+		vnic_ctr_inc(&txq->st.submit_switches);
+	vnic_ctr_store(way == VNIC_CHEAPER_A ? &txq->st.submit_direct_ns
+					     : &txq->st.submit_indirect_ns,
+		       vnic_cheaper_cost(&txq->submit, way));
+}
+
+/*
  * A send failed; n is how many entries it carried. What each rc means here
  * is in docs/PROTOCOL.md section 5; the batch itself is always lost.
  */
@@ -255,17 +275,25 @@ void vnic_drv_tx_unwind_batch(struct drv_txq *txq)
 
 static long tx_flush(struct drv_txq *txq)
 {
-	uint64_t t0, t1;
+	uint64_t t0, t1, ts = 0;
+	bool timed;
 	long rc;
 
 	if (!txq->ind_n)
 		return VNIC_H_SUCCESS;
 	t0 = vnic_trace_begin(&vnic_drv_tp.tx_flush);
+	/* adaptive: a lone packet's indirect send, timed as the direct one is */
+	timed = txq->time_flush && txq->batch_pkts == 1;
+	txq->time_flush = false;
 	drv_dma_wmb();
 	VNIC_PROBE3(submit, txq->idx, 1, txq->ind_n);
 	t1 = vnic_trace_begin(&vnic_drv_tp.send_indirect);
+	if (timed)
+		ts = vnic_now_ns();
 	rc = vnic_hv_send_subcrq_indirect(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle,
 					  txq->ind_ioba, txq->ind_n);
+	if (timed && rc == VNIC_H_SUCCESS)
+		submit_learn(txq, VNIC_CHEAPER_B, vnic_now_ns() - ts);
 	vnic_trace_end(&vnic_drv_tp.send_indirect, t1);
 	if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
 		flush_error(txq, rc, txq->ind_n);
@@ -283,15 +311,20 @@ static long tx_flush(struct drv_txq *txq)
 	return rc;
 }
 
-static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e)
+/* timed: adaptive asked for this send's cost (the same span as the send_indirect one's) */
+static long send_direct(struct drv_txq *txq, const union vnic_subcrq_entry *e, bool timed)
 {
-	uint64_t t0;
+	uint64_t t0, ts = 0;
 	long rc;
 
 	drv_dma_wmb();
 	VNIC_PROBE3(submit, txq->idx, 0, 1);
 	t0 = vnic_trace_begin(&vnic_drv_tp.send_direct);
+	if (timed)
+		ts = vnic_now_ns();
 	rc = vnic_hv_send_subcrq(txq->drv->hv, VNIC_HV_CLIENT, txq->subm_handle, e);
+	if (timed && rc == VNIC_H_SUCCESS)
+		submit_learn(txq, VNIC_CHEAPER_A, vnic_now_ns() - ts);
 	vnic_trace_end(&vnic_drv_tp.send_direct, t0);
 	return rc;
 }
@@ -553,11 +586,14 @@ struct tx_plan {
 	uint8_t map_id;
 	bool mapped; /* tx-buf=map: ioba is in the host's buffer, held until completion */
 	uint32_t len;
-	uint32_t cookie; /* pkt->priv, kept for the host after the packet is freed */
-	uint8_t nent;	 /* sub-CRQ entries: the tx descriptor and the header ones */
-	bool gso;	 /* sent as LSO (a one-segment GSO packet is not) */
-	bool partial;	 /* the device does the checksum */
-	bool direct;	 /* send_subcrq, not the indirect batch */
+	uint32_t cookie;   /* pkt->priv, kept for the host after the packet is freed */
+	uint8_t nent;	   /* sub-CRQ entries: the tx descriptor and the header ones */
+	bool gso;	   /* sent as LSO (a one-segment GSO packet is not) */
+	bool partial;	   /* the device does the checksum */
+	bool direct;	   /* send_subcrq, not the indirect batch */
+	bool adaptive;	   /* a lone packet whose way tx-submit=adaptive chose */
+	bool timed;	   /* adaptive: its send is timed */
+	bool chose_direct; /* adaptive chose direct (the headers may still forbid it) */
 };
 
 /* A step's verdict: go on, or the reason the packet is dropped. */
@@ -600,6 +636,20 @@ static enum tx_drop tx_classify(struct vnic_drv *drv, struct drv_txq *txq, struc
 	return TX_GO;
 }
 
+/* tx-submit=adaptive: whether this lone packet goes direct, and whether its send is timed. */
+static bool submit_pick(struct drv_txq *txq, struct tx_plan *p)
+{
+	unsigned int flags;
+	enum vnic_cheaper_way way = vnic_cheaper_pick(&txq->submit, &flags);
+
+	if (flags & VNIC_CHEAPER_PROBE)
+		vnic_ctr_inc(&txq->st.submit_probes);
+	p->adaptive = true;
+	p->timed = flags & VNIC_CHEAPER_TIMED;
+	p->chose_direct = way == VNIC_CHEAPER_A;
+	return p->chose_direct;
+}
+
 /*
  * Direct or batched (tx-submit, xmit_more), a software checksum instead of
  * header descriptors (tx-csum), then the header descriptors the device asks
@@ -612,8 +662,11 @@ static enum tx_drop tx_choose_path(struct vnic_drv *drv, struct drv_txq *txq, st
 	uint8_t req;
 
 	/* ibmvnic rr 5/7 (and the Oct 2024 fix): direct only if the device wants no headers. */
-	p->direct = drv->cfg.tx_submit == VNIC_DRV_SUBMIT_AUTO && !p->gso && !txq->ind_n && !more &&
-		    !(drv->req_plain & VNIC_DESC_REQ_HDRS);
+	p->direct = !p->gso && !txq->ind_n && !more && !(drv->req_plain & VNIC_DESC_REQ_HDRS);
+	p->adaptive = false;
+	p->timed = false;
+	if (p->direct && drv->cfg.tx_submit != VNIC_DRV_SUBMIT_AUTO)
+		p->direct = drv->cfg.tx_submit == VNIC_DRV_SUBMIT_ADAPTIVE && submit_pick(txq, p);
 	if (p->direct && p->partial && (drv->req_csum & VNIC_DESC_REQ_HDRS)) {
 		if (csum_policy == VNIC_DRV_CSUM_SW_DIRECT) {
 			/* ibmvnic rr 7/7: summing a small packet beats an indirect hcall. */
@@ -635,6 +688,9 @@ static enum tx_drop tx_choose_path(struct vnic_drv *drv, struct drv_txq *txq, st
 		return TXD_BAD_HEADERS;
 	if (p->hp.ndesc)
 		p->direct = false;
+	/* adaptive chose direct, the headers forbid it: this send says nothing about either way */
+	if (p->adaptive && p->timed && !p->direct && p->chose_direct)
+		p->timed = false;
 	p->nent = (uint8_t)(1 + p->hp.ndesc);
 	if (vnic_unlikely(p->nent > drv->cur_ind))
 		return TXD_BAD_HEADERS;
@@ -780,11 +836,14 @@ static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt
 		vnic_txq_stop(&txq->txq);
 	}
 
+	if (p->adaptive)
+		vnic_ctr_inc(p->direct ? &txq->st.submit_direct_bursts
+				       : &txq->st.submit_indirect_bursts);
 	if (p->direct) {
 		long rc;
 
 		vnic_txq_sent(&txq->txq, p->len, false);
-		rc = send_direct(txq, &e[0]);
+		rc = send_direct(txq, &e[0], p->timed);
 		if (vnic_unlikely(rc != VNIC_H_SUCCESS)) {
 			flush_error(txq, rc, 1);
 			vnic_ctr_inc(&txq->st.drops[TXD_FLUSH]);
@@ -800,6 +859,8 @@ static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt
 		vnic_ctr_add32(&txq->ind_n, p->nent);
 		txq->batch_pkts++;
 		txq->batch_bytes += p->len;
+		if (p->timed)
+			txq->time_flush = true; /* cleared by the next flush, this one's */
 		if (vnic_txq_sent(&txq->txq, p->len, more && txq->ind_n < drv->cur_ind))
 			tx_flush(txq);
 	}

@@ -231,6 +231,10 @@ static void test_config_and_policies(void **state)
 	assert_int_equal(rp, VNIC_DRV_REPLENISH_ALWAYS);
 	assert_int_equal(vnic_drv_tx_submit_parse("indirect", &ts), 0);
 	assert_int_equal(ts, VNIC_DRV_SUBMIT_INDIRECT);
+	assert_int_equal(vnic_drv_tx_submit_parse("adaptive", &ts), 0);
+	assert_int_equal(ts, VNIC_DRV_SUBMIT_ADAPTIVE);
+	assert_string_equal(vnic_drv_tx_submit_name(VNIC_DRV_SUBMIT_ADAPTIVE), "adaptive");
+	assert_string_equal(vnic_drv_tx_submit_name((enum vnic_drv_tx_submit)3), "unknown");
 	assert_int_equal(vnic_drv_bql_complete_parse("per-entry", &bq), 0);
 	assert_int_equal(bq, VNIC_DRV_BQL_PER_ENTRY);
 	assert_int_equal(vnic_drv_tx_hdr_build_parse("copy", &hb), 0);
@@ -337,6 +341,65 @@ static void test_submit_indirect(void **state)
 	assert_int_equal(env_drv_ctr(&e, 0, "tx0_batched_packets"), 1);
 	assert_int_equal(env_drv_ctr(&e, 0, "tx0_indirect_flushes"), 1);
 	assert_int_equal(env_drv_ctr(&e, 0, "tx0_hdr_descs"), 0);
+	assert_true(env_all_seen(&e, 1));
+	close_all(&e);
+	env_destroy(&e);
+}
+
+/*
+ * tx-submit=adaptive: every lone frame goes one way or the other and is
+ * counted for it, the first one probes the indirect send (no cost known
+ * yet), both costs get learned, and frames of an xmit_more burst are
+ * batched and not counted: adaptive chooses only for a lone frame. Which
+ * way wins on this machine is the clock's to say, not the test's.
+ */
+static void test_submit_adaptive(void **state)
+{
+	enum { LONE = 200 }; /* below ENV_MAX_EXPECT, with the burst after */
+	struct vnic_drv_config dc[2];
+	struct vnic_pktgen_flow f;
+	struct vnic_pkt *p;
+	uint64_t direct, indirect;
+	struct env e;
+
+	(void)state;
+	drv_cfgs(dc);
+	dc[0].tx_submit = VNIC_DRV_SUBMIT_ADAPTIVE;
+	env_create(&e, 2, dc, NULL, NULL);
+	open_all(&e);
+	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_UDP);
+	p = env_frame(&e, &f, 0, 64);
+	env_expect(&e, 1, p);
+	lone(&e, p);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_submit_indirect_bursts"), 1);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_submit_probes"), 1);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_batched_packets"), 1);
+	assert_true(env_drv_ctr(&e, 0, "tx0_submit_indirect_ns") > 0);
+	for (unsigned int i = 1; i < LONE; i++) {
+		p = env_frame(&e, &f, i * 64, 64);
+		env_expect(&e, 1, p);
+		lone(&e, p);
+	}
+	direct = env_drv_ctr(&e, 0, "tx0_submit_direct_bursts");
+	indirect = env_drv_ctr(&e, 0, "tx0_submit_indirect_bursts");
+	assert_int_equal(direct + indirect, LONE);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_direct_packets"), direct);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_batched_packets"), indirect);
+	/* the way not in use is still tried: at least once per VNIC_CHEAPER_PROBE_EVERY */
+	assert_true(env_drv_ctr(&e, 0, "tx0_submit_probes") >= LONE / VNIC_CHEAPER_PROBE_EVERY);
+	assert_true(env_drv_ctr(&e, 0, "tx0_submit_direct_ns") > 0);
+	assert_true(env_drv_ctr(&e, 0, "tx0_submit_indirect_ns") > 0);
+
+	p = env_frame(&e, &f, 0, 64);
+	env_expect(&e, 1, p);
+	assert_int_equal(env_xmit(&e, 0, 0, p, true), VNIC_TX_OK);
+	p = env_frame(&e, &f, 64, 64);
+	env_expect(&e, 1, p);
+	lone(&e, p);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_submit_direct_bursts") +
+				 env_drv_ctr(&e, 0, "tx0_submit_indirect_bursts"),
+			 LONE);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_batched_packets"), indirect + 2);
 	assert_true(env_all_seen(&e, 1));
 	close_all(&e);
 	env_destroy(&e);
@@ -1268,6 +1331,7 @@ int main(void)
 		cmocka_unit_test(test_config_and_policies),
 		cmocka_unit_test(test_submit_auto_direct),
 		cmocka_unit_test(test_submit_indirect),
+		cmocka_unit_test(test_submit_adaptive),
 		cmocka_unit_test(test_csum_sw_direct),
 		cmocka_unit_test(test_csum_hw_headers),
 		cmocka_unit_test(test_csum_hw_noheaders),
