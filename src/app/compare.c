@@ -43,7 +43,8 @@ struct cmp_path {
 };
 
 static const struct cmp_path paths[] = {
-	{ "tx-submit", { "tx:direct_packets" }, { "direct sends" } },
+	{ "tx-submit", { "tx:direct_packets", "tx:submit_indirect_bursts" },
+	  { "direct sends", "lone packets adaptive sent indirect" } },
 	{ "tx-csum", { "tx:direct_packets", "tx:csum_sw", "dev:csum_missing_hdrs" },
 	  { "direct sends", "software checksums", "offloads without the headers asked for" } },
 	{ "hdr-mask", { "tx:direct_packets", "tx:csum_sw" }, { "direct sends", "software checksums" } },

@@ -87,15 +87,36 @@ static void add_results(struct vnic_work_results *d, const struct vnic_work_resu
 	d->err.tx_nobuf += s->err.tx_nobuf;
 }
 
+/*
+ * The topology's counters. A split run's server counters are asked of the
+ * server into what room is left, so the count without a buffer leaves them
+ * out: the buffer grows until they fit with room to spare.
+ */
+static struct vnic_counter *topo_counters(const struct vnic_topo *t, unsigned int *n)
+{
+	unsigned int cap = vnic_topo_counters(t, NULL, 0) + 256;
+
+	for (;;) {
+		struct vnic_counter *buf = calloc(cap, sizeof(*buf));
+
+		if (!buf)
+			return NULL;
+		*n = vnic_topo_counters(t, buf, cap);
+		if (*n < cap)
+			return buf;
+		free(buf);
+		cap *= 2;
+	}
+}
+
 /* Adds the topology's counters to the case's, matched by name. 0 or -ENOMEM. */
 static int add_counters(struct xp_case *c, const struct vnic_topo *t)
 {
-	unsigned int n = vnic_topo_counters(t, NULL, 0), i, j;
-	struct vnic_counter *buf = calloc(n ? n : 1, sizeof(*buf));
+	unsigned int n, i, j;
+	struct vnic_counter *buf = topo_counters(t, &n);
 
 	if (!buf)
 		return -ENOMEM;
-	n = vnic_topo_counters(t, buf, n);
 	if (!c->ctr) {
 		c->ctr = buf;
 		c->nctr = n;
@@ -243,7 +264,7 @@ static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool tr
 		o[i].quiet = true;
 		o[i].ctl = false;
 		o[i].trace = traced;
-		o[i].sample_ms = x->e->sample && !traced ? XP_SERIES_MS : 0;
+		o[i].sample_ms = x->sampled && !traced ? XP_SERIES_MS : 0;
 		labels[i] = x->cases[i].label;
 	}
 	err = vnic_bench_rounds(&rr);
@@ -268,7 +289,7 @@ static int run_cases(struct xp *x)
 {
 	int err = run_rounds(x, x->nrounds, x->round_s, false);
 
-	if (err || !x->e->trace)
+	if (err || !x->traced)
 		return err;
 	return run_rounds(x, 1, x->opt->short_run ? XP_SHORT_TRACE_S : XP_TRACE_S, true);
 }
@@ -581,7 +602,7 @@ static int write_summary_csv(struct xp *x)
 	fputs("case,workload,variant,variant_no", f);
 	for (k = 0; k < NCOLS; k++)
 		fprintf(f, ",%s", cols[k].name);
-	if (x->e->trace)
+	if (x->traced)
 		for (k = 0; k < NTPCOLS; k++)
 			fprintf(f, ",%s_hits,%s_avg_us", tp_cols[k], tp_cols[k]);
 	fputc('\n', f);
@@ -595,7 +616,7 @@ static int write_summary_csv(struct xp *x)
 		fprintf(f, "%s,%s,%s,%u", c->label, c->workload, c->variant, no);
 		for (k = 0; k < NCOLS; k++)
 			fprintf(f, ",%.*f", cols[k].decimals, cols[k].get(c));
-		if (x->e->trace)
+		if (x->traced)
 			for (k = 0; k < NTPCOLS; k++)
 				fprintf(f, ",%" PRIu64 ",%.4f", vnic_xp_tp(c, tp_cols[k])->hits,
 					vnic_xp_tp_avg_us(c, tp_cols[k]));
@@ -688,12 +709,18 @@ void vnic_xp_plot_bars(struct xp *x, const char *title, const struct vnic_plot_b
 		       unsigned int n)
 {
 	char png[XP_PATH], csv[XP_PATH];
+	struct vnic_plot_bars kept[XP_MAX_BARS];
+	unsigned int k = 0;
 
 	if (!x->opt->plots)
 		return;
+	/* no traced round (split): the function averages' panels would be empty */
+	for (unsigned int i = 0; i < n && k < XP_MAX_BARS; i++)
+		if (x->traced || !strstr(p[i].column, "_avg_us"))
+			kept[k++] = p[i];
 	vnic_xp_out_path(x, png, sizeof(png), ".png");
 	vnic_xp_out_path(x, csv, sizeof(csv), ".csv");
-	vnic_xp_plot_done(x, png, vnic_plot_bar_chart(png, title, csv, "case", "variant_no", p, n));
+	vnic_xp_plot_done(x, png, vnic_plot_bar_chart(png, title, csv, "case", "variant_no", kept, k));
 }
 
 /* ---------------------------------------------------------------------------
@@ -709,7 +736,7 @@ static void json_case(struct vnic_json *j, const struct xp *x, const struct xp_c
 	vnic_json_u64(j, "rounds", c->rounds);
 	for (unsigned int k = 0; k < NCOLS; k++)
 		vnic_json_double(j, cols[k].name, cols[k].get(c));
-	if (x->e->trace) {
+	if (x->traced) {
 		vnic_json_object(j, "trace");
 		for (unsigned int k = 0; k < c->ntp; k++) {
 			vnic_json_object(j, c->tp[k].name);
@@ -770,6 +797,8 @@ enum {
 	OPT_NO_PLOTS,
 	OPT_LINK_BASE,
 	OPT_FORCE,
+	OPT_SPLIT,
+	OPT_SERVER,
 };
 
 static const struct option own_opts[] = {
@@ -780,6 +809,8 @@ static const struct option own_opts[] = {
 	{"no-plots", no_argument, NULL, OPT_NO_PLOTS},
 	{"link-base", required_argument, NULL, OPT_LINK_BASE},
 	{"force", no_argument, NULL, OPT_FORCE},
+	{"split", no_argument, NULL, OPT_SPLIT},
+	{"server", required_argument, NULL, OPT_SERVER},
 	{NULL, 0, NULL, 0},
 };
 
@@ -808,6 +839,10 @@ static void usage(FILE *f)
 	      "  --link-base PATH    how the markdown links to DIR (default: DIR relative to\n"
 	      "                      the markdown file, or DIR as given for stdout)\n"
 	      "  --no-plots          no gnuplot\n"
+	      "  --split             every case with the devices and the cable in a server\n"
+	      "                      process of their own, as 'vnic bench --split' (direct,\n"
+	      "                      replenish, bql; no traced round, no sampling)\n"
+	      "  --server PATH       as --split, against a standing 'vnic server --listen PATH'\n"
 	      "  --quiet             no progress lines on stderr\n"
 	      "Every vNIC option below sets the configuration all cases start from; each case\n"
 	      "then sets the policy it compares. With a cost model the file names get '-cost'.\n",
@@ -824,6 +859,17 @@ static void note_given(struct xp_opts *o, int c, const char *arg)
 	if (name)
 		snprintf(o->given + at, sizeof(o->given) - at, " --%s%s%s", name, arg ? " " : "",
 			 arg ? arg : "");
+}
+
+/* --split and --server, for the report, as the table's options are. */
+static void note_split(struct xp_opts *o, const char *path)
+{
+	size_t at = strlen(o->given);
+
+	if (path)
+		snprintf(o->given + at, sizeof(o->given) - at, " --server %s", path);
+	else
+		snprintf(o->given + at, sizeof(o->given) - at, " --split");
 }
 
 static void default_out(struct xp_opts *o, const char *what)
@@ -864,6 +910,16 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		break;
 	case OPT_LINK_BASE:
 		o->link_base = arg;
+		break;
+	case OPT_SPLIT:
+		o->base.split = true;
+		note_split(o, NULL);
+		break;
+	case OPT_SERVER:
+		err = vnic_arg_path("--server", arg);
+		o->base.split = true;
+		o->base.server_path = arg;
+		note_split(o, arg);
 		break;
 	default:
 		err = vnic_topo_opt_parse(c, arg, &o->base, &o->groups_set);
@@ -1062,8 +1118,11 @@ static int run_experiment(const struct xp_opts *o, const struct xp_exp *e, FILE 
 	x->opt = o;
 	x->e = e;
 	x->md = md;
-	snprintf(x->base, sizeof(x->base), "%s%s", e->name,
-		 o->groups_set & (1u << VNIC_OPTG_COST) ? "-cost" : "");
+	/* the layout and the cost model name the files: runs of each sit side by side */
+	snprintf(x->base, sizeof(x->base), "%s%s%s", e->name,
+		 o->groups_set & (1u << VNIC_OPTG_COST) ? "-cost" : "", o->base.split ? "-split" : "");
+	x->traced = e->trace && !o->base.split;
+	x->sampled = e->sample && !o->base.split;
 	snprintf(x->link, sizeof(x->link), "%s", link);
 	if (e->fixed_s) {
 		x->nrounds = 1;
@@ -1078,7 +1137,7 @@ static int run_experiment(const struct xp_opts *o, const struct xp_exp *e, FILE 
 		err = run_cases(x);
 	if (!err)
 		err = write_summary_csv(x);
-	if (!err && e->trace)
+	if (!err && x->traced)
 		err = write_trace(x);
 	if (!err) {
 		e->report(x);
@@ -1160,6 +1219,14 @@ int vnic_cmd_experiment(int argc, char **argv)
 		free(o);
 		return err > 0 ? 0 : 2;
 	}
+	if (only && o->base.split && !only->split) {
+		fprintf(stderr,
+			"vnic experiment %s: --split: its figures are traced or sampled in the "
+			"devices, which a split run puts in another process\n",
+			only->name);
+		free(o);
+		return 2;
+	}
 	if (prepare_outputs(o)) {
 		free(o);
 		return 1;
@@ -1187,6 +1254,12 @@ int vnic_cmd_experiment(int argc, char **argv)
 	for (unsigned int i = 0; i < NEXPERIMENTS; i++) {
 		if (only && only != experiments[i])
 			continue;
+		if (o->base.split && !experiments[i]->split) {
+			if (!o->quiet)
+				fprintf(stderr, "vnic experiment: %s does not run split: left out\n",
+					experiments[i]->name);
+			continue;
+		}
 		if (run_experiment(o, experiments[i], md, link, o->json ? &j : NULL))
 			failed++;
 	}

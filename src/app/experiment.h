@@ -37,6 +37,7 @@ enum {
 	XP_MAX_DIRECTIONS = 16,
 	XP_SERIES_MS = 10,
 	XP_MAX_ROUNDS = 16,	/* rounds whose figures a case keeps one by one */
+	XP_MAX_BARS = 8,	/* panels of a plot */
 	XP_DIR_MAX = 256,	    /* --out, --md and --link-base, bytes with the NUL */
 	XP_PATH = XP_DIR_MAX + 128, /* a file in the output directory */
 };
@@ -106,6 +107,12 @@ struct xp_exp {
 	void (*report)(struct xp *x);
 	bool trace;	/* one traced round per case */
 	bool sample;	/* sample every measuring round alike; keep the first one's series */
+	/*
+	 * Runs with --split: what it shows comes from the driver's counters
+	 * and the rates, which a split run has as well; its traced and
+	 * sampled figures (which look into the devices) are left out there.
+	 */
+	bool split;
 	double fixed_s; /* one round of this long instead (short: fixed_short_s) */
 	double fixed_short_s;
 };
@@ -135,6 +142,11 @@ struct xp {
 	char link[XP_PATH]; /* out_dir as the markdown should link to it */
 	double round_s;
 	unsigned int nrounds;
+	/*
+	 * A traced round and sampled series: the experiment's, unless split
+	 * (tracing and the sampler read the devices, in the server then).
+	 */
+	bool traced, sampled;
 	struct xp_case cases[XP_MAX_CASES];
 	unsigned int ncases;
 	struct xp_direction dirs[XP_MAX_DIRECTIONS];

@@ -172,4 +172,5 @@ const struct xp_exp vnic_xp_bql = {
 	.setup = setup,
 	.report = report,
 	.sample = true,
+	.split = true,
 };

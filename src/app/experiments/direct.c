@@ -58,8 +58,9 @@ static void table(struct xp *x, const char *wl, bool upstream)
 	vnic_xp_md_row(x, "share sent direct", NULL, ns, cs, 2, vnic_xp_cell_direct_pct);
 	vnic_xp_md_row(x, "integrity errors", NULL, ns, cs, 2, vnic_xp_cell_errors);
 	fputc('\n', x->md);
-	vnic_xp_md_direction(x, "xmit average", vnic_xp_tp_avg_us(cs[0], "xmit"),
-			     vnic_xp_tp_avg_us(cs[1], "xmit"), false);
+	if (x->traced)
+		vnic_xp_md_direction(x, "xmit average", vnic_xp_tp_avg_us(cs[0], "xmit"),
+				     vnic_xp_tp_avg_us(cs[1], "xmit"), false);
 	vnic_xp_md_direction_rounds(x, "transactions/s", cs[0], cs[1], vnic_xp_round_tps, true);
 	fputc('\n', x->md);
 }
@@ -94,4 +95,5 @@ const struct xp_exp vnic_xp_direct = {
 	.setup = setup,
 	.report = report,
 	.trace = true,
+	.split = true,
 };

@@ -83,8 +83,9 @@ static void report(struct xp *x)
 	      "hits, and the replenish time per poll the replenish total over the poll hits: the "
 	      "share of the poll average the patch removes.\n\n",
 	      x->md);
-	vnic_xp_md_direction(x, "NAPI poll average", vnic_xp_tp_avg_us(cs[0], "napi_poll"),
-			     vnic_xp_tp_avg_us(cs[1], "napi_poll"), false);
+	if (x->traced)
+		vnic_xp_md_direction(x, "NAPI poll average", vnic_xp_tp_avg_us(cs[0], "napi_poll"),
+				     vnic_xp_tp_avg_us(cs[1], "napi_poll"), false);
 	vnic_xp_md_direction(
 		x, "replenish calls per poll",
 		xp_ratio((double)xp_rxb(cs[0], "replenish_calls"), (double)xp_rxb(cs[0], "polls")),
@@ -104,4 +105,5 @@ const struct xp_exp vnic_xp_replenish = {
 	.setup = setup,
 	.report = report,
 	.trace = true,
+	.split = true,
 };
