@@ -194,7 +194,7 @@ check_completion()
 	expect vnic ver -- version
 	expect vnic --ver -- --version
 	expect vnic bench "" -- rr stream
-	expect vnic bench rr --tx-submit "" -- auto indirect
+	expect vnic bench rr --tx-submit "" -- adaptive auto indirect
 	expect vnic bench rr --tx-submit = ind -- indirect
 	expect vnic bench stream --rx-deliver gro -- gro-list gro
 	expect vnic link --threads "" -- 1 2

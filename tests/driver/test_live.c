@@ -302,8 +302,10 @@ static void set_policies(struct env *e, unsigned int side, const struct vnic_drv
 
 /*
  * tx-submit auto -> indirect: from the answer on, no packet goes direct;
- * back to auto, they do again. Lone packets (no xmit_more), one flow. A
- * value outside its enum is refused and changes nothing.
+ * back to auto, they do again; adaptive counts each lone packet for the
+ * way it chose from then on, and auto stops that count. Lone packets (no
+ * xmit_more), one flow. A value outside its enum is refused and changes
+ * nothing.
  */
 static void test_live_tx_submit(void **state)
 {
@@ -328,6 +330,25 @@ static void test_live_tx_submit(void **state)
 	p.tx_submit = VNIC_DRV_SUBMIT_AUTO;
 	set_policies(&e, 0, &p);
 	wait_drv(&e, 0, "tx0_direct_sends", d1 + 100);
+	assert_int_equal(env_drv_ctr(&e, 0, "tx0_submit_direct_bursts") +
+				 env_drv_ctr(&e, 0, "tx0_submit_indirect_bursts"),
+			 0);
+
+	p.tx_submit = VNIC_DRV_SUBMIT_ADAPTIVE;
+	set_policies(&e, 0, &p);
+	wait_drv(&e, 0, "tx0_submit_probes", 2);
+	p.tx_submit = VNIC_DRV_SUBMIT_AUTO;
+	set_policies(&e, 0, &p);
+	{
+		uint64_t lone = env_drv_ctr(&e, 0, "tx0_submit_direct_bursts") +
+				env_drv_ctr(&e, 0, "tx0_submit_indirect_bursts");
+
+		assert_true(lone >= 2);
+		more_traffic(&e, 2000);
+		assert_int_equal(env_drv_ctr(&e, 0, "tx0_submit_direct_bursts") +
+					 env_drv_ctr(&e, 0, "tx0_submit_indirect_bursts"),
+				 lone);
+	}
 
 	/* refused, nothing changed: not even the fields that were valid */
 	changes = env_drv_ctr(&e, 0, "policy_changes");

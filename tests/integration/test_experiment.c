@@ -240,6 +240,41 @@ static void test_direct(void **state)
 	csv_free(&c);
 }
 
+/*
+ * --split: the same cases with the devices in a server process. The
+ * counters decide as in-process; the files are named -split, and neither
+ * a traced row nor a trace file is written (tracing reads the devices).
+ */
+static void test_direct_split(void **state)
+{
+	char md[512], out[512];
+	char *argv[] = {"experiment", "direct", "--short", "--quiet", "--split", "--out",
+			out,	      "--md",	  md,	      NULL};
+	struct csv c;
+	char *text;
+
+	(void)state;
+	current = "direct-split";
+	snprintf(out, sizeof(out), "%s/%s", tmpdir, current);
+	snprintf(md, sizeof(md), "%s/%s.md", tmpdir, current);
+	assert_int_equal(vnic_cmd_experiment(9, argv), 0);
+	text = slurp(md);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "direct --short --split"));
+	assert_non_null(strstr(text, "Split: the devices"));
+	assert_non_null(strstr(text, "| direct packets, side A (counter) |"));
+	assert_null(strstr(text, "(traced"));
+	free(text);
+	csv_load(&c, "direct-split.csv");
+	no_errors(&c);
+	assert_true(val(&c, "rr1", "auto", "tx_direct_packets") > 0);
+	assert_true(val(&c, "rr1", "indirect", "tx_direct_packets") == 0);
+	assert_true(val(&c, "rr1", "indirect", "tx_batched_packets") > 0);
+	csv_free(&c);
+	assert_false(exists("direct-split_trace.csv"));
+	assert_false(exists("direct.csv"));
+}
+
 static void test_bql(void **state)
 {
 	struct csv c;
@@ -332,6 +367,9 @@ static void test_rejects_bad_arguments(void **state)
 		{"experiment", "bql", "--duration", "0"},
 		{"experiment", "bql", "--cost-direct-ns", "x"},
 		{"experiment", "bql", "stray", NULL},
+		/* traced or sampled throughout: cannot run split */
+		{"experiment", "csum", "--split", NULL},
+		{"experiment", "reclaim", "--server", "/nonexistent/sock"},
 	};
 
 	(void)state;
@@ -534,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_replenish),
 		cmocka_unit_test(test_hdr_build),
 		cmocka_unit_test(test_direct),
+		cmocka_unit_test(test_direct_split),
 		cmocka_unit_test(test_bql),
 		cmocka_unit_test(test_csum),
 		cmocka_unit_test(test_gro),
