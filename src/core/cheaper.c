@@ -12,6 +12,12 @@
  *     so a smaller weight would take hundreds of probes to follow a change;
  *   - a sample counts for at most 4 times the estimate: a use preempted
  *     for a millisecond is one sample among thousands, not a verdict;
+ *   - beside each estimate, the mean deviation of the samples from it
+ *     (the same smoothing, as TCP keeps rttvar beside srtt): the other way
+ *     must be cheaper by the margin plus both deviations. Without it a
+ *     boundary whose cost per use is bimodal (a split layout's hcall rings
+ *     an eventfd doorbell only when the other process sleeps: 0.3 or 2 us)
+ *     flips the way in use back and forth on the luck of three probes;
  *   - the decision is taken only when a sample of the way not in use
  *     arrives (a probe), and a switch needs VNIC_CHEAPER_HOLD probes in a
  *     row that find it cheaper by more than the margin: the estimate of
@@ -23,17 +29,28 @@
  */
 #include "core/core.h"
 
-static uint64_t ewma(uint64_t est, uint64_t v)
+static uint64_t toward(uint64_t avg, uint64_t v)
 {
-	if (!est)
-		return v ? v : 1;
+	if (v >= avg)
+		return avg + ((v - avg) >> VNIC_CHEAPER_WEIGHT_SHIFT);
+	return avg - ((avg - v) >> VNIC_CHEAPER_WEIGHT_SHIFT);
+}
+
+/* A sample v of a way: its estimate and deviation move a quarter of the way. */
+static void learn(struct vnic_cheaper *c, unsigned int way, uint64_t v)
+{
+	uint64_t est = c->est[way];
+
+	if (!est) {
+		c->est[way] = v ? v : 1;
+		c->dev[way] = 0;
+		return;
+	}
 	if (v > est * VNIC_CHEAPER_CAP)
 		v = est * VNIC_CHEAPER_CAP;
-	if (v >= est)
-		est += (v - est) >> VNIC_CHEAPER_WEIGHT_SHIFT;
-	else
-		est -= (est - v) >> VNIC_CHEAPER_WEIGHT_SHIFT;
-	return est ? est : 1;
+	c->dev[way] = toward(c->dev[way], v > est ? v - est : est - v);
+	est = toward(est, v);
+	c->est[way] = est ? est : 1;
 }
 
 enum vnic_cheaper_way vnic_cheaper_pick(struct vnic_cheaper *c, unsigned int *flags)
@@ -57,12 +74,12 @@ bool vnic_cheaper_sample(struct vnic_cheaper *c, enum vnic_cheaper_way way, uint
 
 	if ((unsigned int)way > VNIC_CHEAPER_B)
 		return false;
-	c->est[way] = ewma(c->est[way], ns << VNIC_CHEAPER_FRAC);
+	learn(c, way, ns << VNIC_CHEAPER_FRAC);
 	if (way == c->way || !c->est[c->way])
 		return false;
 	other = c->est[way];
 	in_use = c->est[c->way];
-	if (other + (other >> VNIC_CHEAPER_MARGIN_SHIFT) < in_use)
+	if (other + (other >> VNIC_CHEAPER_MARGIN_SHIFT) + c->dev[way] + c->dev[c->way] < in_use)
 		c->ahead++;
 	else
 		c->ahead = 0;

@@ -509,11 +509,13 @@ bool vnic_dim_decide(struct vnic_dim *dim, const struct vnic_dim_rates *cur);
 
 /*
  * Two ways of doing the same thing (A and B: a direct and an indirect
- * send), each with a smoothed cost per use learned from the uses the
- * caller times. The way in use changes only when the other has been
- * cheaper by more than 1/2^VNIC_CHEAPER_MARGIN_SHIFT at VNIC_CHEAPER_HOLD
+ * send), each with a smoothed cost per use and a smoothed deviation of
+ * its samples from it, learned from the uses the caller times. The way in
+ * use changes only when the other has been cheaper by more than
+ * 1/2^VNIC_CHEAPER_MARGIN_SHIFT plus both deviations at VNIC_CHEAPER_HOLD
  * of its samples in a row (hysteresis: noise inside the margin never
- * flips it); the other way is tried once every VNIC_CHEAPER_PROBE_EVERY
+ * flips it, and a boundary whose costs scatter widely needs a difference
+ * wider than the scatter); the other way is tried once every VNIC_CHEAPER_PROBE_EVERY
  * uses, so a cost that changes on either side is noticed. Only one use in
  * VNIC_CHEAPER_TIME_EVERY of the way in use is timed, and every probe: the
  * caller reads its clock for those alone. Pure: no clock, no threads; the
@@ -542,6 +544,7 @@ enum {
 
 struct vnic_cheaper {
 	uint64_t est[2]; /* ns per use << VNIC_CHEAPER_FRAC; 0 before the first sample */
+	uint64_t dev[2]; /* mean deviation of the samples from est, same unit */
 	uint32_t way;	 /* the way in use */
 	uint32_t uses;	 /* of the way in use since the last probe */
 	uint32_t ahead;	 /* probe samples in a row that found the other way cheaper */

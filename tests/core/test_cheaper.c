@@ -54,18 +54,28 @@ static void test_cheaper_first_uses(void **state)
 	assert_int_equal(c.way, A);
 }
 
-/* The moving average, weight 1/4, a sample capped at 4 times the estimate. */
+/* Rounded to ns, as vnic_cheaper_cost rounds the estimate. */
+static uint64_t ns_of(uint64_t v)
+{
+	return (v + (1u << (VNIC_CHEAPER_FRAC - 1))) >> VNIC_CHEAPER_FRAC;
+}
+
+/*
+ * The moving average and the mean deviation, weight 1/4, a sample capped at
+ * 4 times the estimate; the deviation is the sample's distance from the
+ * estimate before it moves.
+ */
 static void test_cheaper_average(void **state)
 {
 	static const struct {
-		uint64_t sample, est_after;
+		uint64_t sample, est_after, dev_after;
 	} rows[] = {
-		{1000, 1000},	/* 1: the first sample is the estimate */
-		{2000, 1250},	/* 2: a quarter of the way up */
-		{250, 1000},	/* 3: a quarter of the way down */
-		{100000, 1750}, /* 4: counted as 4000: 1000 + 3000 / 4 */
-		{1750, 1750},	/* 5: where it is */
-		{0, 1313},	/* 6: 1750 - 1750 / 4, rounded */
+		{1000, 1000, 0},      /* 1: the first sample is the estimate, no deviation yet */
+		{2000, 1250, 250},    /* 2: a quarter of the way up; 1000 off: dev 0 + 1000 / 4 */
+		{250, 1000, 438},     /* 3: down a quarter; 1000 off: 250 + 750 / 4 = 437.5 */
+		{100000, 1750, 1078}, /* 4: counted as 4000: 1000 + 3000 / 4; 437.5 + 2562.5 / 4 */
+		{1750, 1750, 809},    /* 5: where it is; the deviation decays: 1078.1 * 3 / 4 */
+		{0, 1313, 1044},      /* 6: 1750 - 1750 / 4; 808.6 + (1750 - 808.6) / 4 */
 	};
 	struct vnic_cheaper c;
 
@@ -74,10 +84,16 @@ static void test_cheaper_average(void **state)
 	for (unsigned int i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		vnic_cheaper_sample(&c, A, rows[i].sample);
 		assert_int_equal(vnic_cheaper_cost(&c, A), rows[i].est_after);
+		assert_int_equal(ns_of(c.dev[A]), rows[i].dev_after);
 	}
 }
 
-/* The margin (cheaper by more than 1/8) and the hold (3 probe samples in a row). */
+/*
+ * The margin (cheaper by more than 1/8 plus both deviations) and the hold
+ * (3 probe samples in a row). Samples equal to their estimate keep it
+ * where it is and shrink its deviation by a quarter, so each row's
+ * figures follow from the one before.
+ */
 static void test_cheaper_margin_hold(void **state)
 {
 	struct vnic_cheaper c;
@@ -89,20 +105,28 @@ static void test_cheaper_margin_hold(void **state)
 	for (unsigned int i = 0; i < 10; i++)
 		assert_false(vnic_cheaper_sample(&c, B, 900));
 	assert_int_equal(c.ahead, 0);
-	/* 820 moves B's estimate to 880: 880 + 110 < 1000 */
-	assert_false(vnic_cheaper_sample(&c, B, 820));
-	assert_int_equal(c.ahead, 1);
-	/* a sample of A itself decides nothing */
+	/* B at 800: 800 + 100 < 1000, but A scatters by 120: 1020, no count */
+	c.est[B] = 800 << VNIC_CHEAPER_FRAC;
+	c.dev[A] = 120 << VNIC_CHEAPER_FRAC;
+	assert_false(vnic_cheaper_sample(&c, B, 800));
+	assert_int_equal(c.ahead, 0);
+	/* a sample of A itself decides nothing; A's deviation is 90 now: 990 < 1000 */
 	assert_false(vnic_cheaper_sample(&c, A, 1000));
+	assert_int_equal(ns_of(c.dev[A]), 90);
+	assert_int_equal(c.ahead, 0);
+	assert_false(vnic_cheaper_sample(&c, B, 800));
 	assert_int_equal(c.ahead, 1);
-	assert_false(vnic_cheaper_sample(&c, B, 820));
+	assert_false(vnic_cheaper_sample(&c, B, 800));
 	assert_int_equal(c.ahead, 2);
-	/* one probe that disagrees (B now 999) starts the count again */
-	assert_false(vnic_cheaper_sample(&c, B, 1400));
+	/* one probe that disagrees starts the count again: B is 900 now, deviating by 100 */
+	assert_false(vnic_cheaper_sample(&c, B, 1200));
+	assert_int_equal(ns_of(c.est[B]), 900);
+	assert_int_equal(ns_of(c.dev[B]), 100);
 	assert_int_equal(c.ahead, 0);
-	/* 600s take B to 899 (not yet), 824, 768, 726: the third in a row switches */
-	assert_false(vnic_cheaper_sample(&c, B, 600));
-	assert_int_equal(c.ahead, 0);
+	/* B steady at 600 and A's deviation gone: three in a row switch */
+	c.est[B] = 600 << VNIC_CHEAPER_FRAC;
+	c.dev[B] = 0;
+	c.dev[A] = 0;
 	assert_false(vnic_cheaper_sample(&c, B, 600));
 	assert_false(vnic_cheaper_sample(&c, B, 600));
 	assert_int_equal(c.ahead, 2);
@@ -110,7 +134,7 @@ static void test_cheaper_margin_hold(void **state)
 	assert_int_equal(c.way, B);
 	assert_int_equal(c.ahead, 0);
 	/* now A is the other way: its samples are the ones that decide */
-	assert_false(vnic_cheaper_sample(&c, B, 700));
+	assert_false(vnic_cheaper_sample(&c, B, 600));
 	assert_false(vnic_cheaper_sample(&c, A, 1000));
 	assert_int_equal(c.ahead, 0);
 }
@@ -124,7 +148,10 @@ struct phase {
 	unsigned int uses;
 	unsigned int way;      /* in use at the end */
 	unsigned int switches; /* since the start */
+	unsigned int slow_pct; /* this share of samples costs SLOW_NS instead (a doorbell) */
 };
+
+enum { SLOW_NS = 2000 };
 
 struct scenario {
 	const char *name;
@@ -134,25 +161,32 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
 	/* 1 */
-	{"converges to the cheaper", 1, {{{1000, 500}, 10, 0, 4000, B, 1}}},
+	{"converges to the cheaper", 1, {{{1000, 500}, 10, 0, 4000, B, 1, 0}}},
 	/* 2 */
-	{"stays on the cheaper", 1, {{{500, 1000}, 10, 0, 4000, A, 0}}},
+	{"stays on the cheaper", 1, {{{500, 1000}, 10, 0, 4000, A, 0, 0}}},
 	/* 3: B 8% cheaper, noise 3%: inside the margin, never switches */
-	{"holds under noise inside the margin", 1, {{{1000, 920}, 3, 0, 20000, A, 0}}},
+	{"holds under noise inside the margin", 1, {{{1000, 920}, 3, 0, 20000, A, 0, 0}}},
 	/* 4 */
-	{"holds under noise the other way round", 1, {{{920, 1000}, 3, 0, 20000, A, 0}}},
+	{"holds under noise the other way round", 1, {{{920, 1000}, 3, 0, 20000, A, 0, 0}}},
 	/* 5: a use of A preempted now and then does not teach that A is dear */
-	{"a preempted use is not a verdict", 1, {{{500, 1000}, 5, 40, 20000, A, 0}}},
+	{"a preempted use is not a verdict", 1, {{{500, 1000}, 5, 40, 20000, A, 0, 0}}},
 	/* 6: the boundary changes under it, three times */
 	{"follows a change",
 	 3,
-	 {{{1000, 500}, 10, 0, 4000, B, 1},
-	  {{1000, 3000}, 10, 0, 8000, A, 2},
-	  {{4000, 1000}, 10, 0, 8000, B, 3}}},
+	 {{{1000, 500}, 10, 0, 4000, B, 1, 0},
+	  {{1000, 3000}, 10, 0, 8000, A, 2, 0},
+	  {{4000, 1000}, 10, 0, 8000, B, 3, 0}}},
 	/* 7: the way not in use gets cheaper: only its probes can tell */
 	{"notices the other way getting cheaper",
 	 2,
-	 {{{1000, 5000}, 10, 0, 4000, A, 0}, {{1000, 200}, 10, 0, 8000, B, 1}}},
+	 {{{1000, 5000}, 10, 0, 4000, A, 0, 0}, {{1000, 200}, 10, 0, 8000, B, 1, 0}}},
+	/*
+	 * 8: a split layout's hcall: 330 and 300 ns (inside the margin), but
+	 * a quarter of the sends of either way ring a doorbell and take 2 us
+	 */
+	{"a bimodal boundary does not flip it", 1, {{{330, 300}, 5, 0, 40000, A, 0, 25}}},
+	/* 9: the same scatter, with B cheaper by far: still found */
+	{"a bimodal boundary still shows a real gap", 1, {{{3000, 300}, 5, 0, 8000, B, 1, 25}}},
 };
 
 /* A deterministic noise source: the same run every time. */
@@ -169,6 +203,8 @@ static uint64_t cost_of(const struct phase *ph, unsigned int way, uint32_t *seed
 
 	if (span)
 		c += (int64_t)(lcg(seed) % (uint32_t)(2 * span + 1)) - span;
+	if (ph->slow_pct && lcg(seed) % 100 < ph->slow_pct)
+		c = SLOW_NS;
 	return (uint64_t)c;
 }
 
