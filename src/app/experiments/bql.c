@@ -137,11 +137,16 @@ static void report(struct xp *x)
 		return;
 	}
 	vnic_xp_md_title(x);
-	vnic_xp_md_method(x, "rr, 150 sessions of 1-byte requests and responses; bql-complete "
-			     "`per-entry` (before: the DQL completion once per tx completion entry) "
-			     "and `per-round` (after, the default: once per completion round). The "
-			     "BQL limit and inflight of side A's tx queue 0 are sampled every 10 ms "
-			     "in the first round");
+	vnic_xp_md_method(x, x->sampled ? "rr, 150 sessions of 1-byte requests and responses; "
+					  "bql-complete `per-entry` (before: the DQL completion once "
+					  "per tx completion entry) and `per-round` (after, the "
+					  "default: once per completion round). The BQL limit and "
+					  "inflight of side A's tx queue 0 are sampled every 10 ms in "
+					  "the first round"
+					: "rr, 150 sessions of 1-byte requests and responses; "
+					  "bql-complete `per-entry` (before: the DQL completion once "
+					  "per tx completion entry) and `per-round` (after, the "
+					  "default: once per completion round)");
 	vnic_xp_md_head(x, vnic_xp_before_after, 2, cs, 2);
 	vnic_xp_md_row(x, "transactions/s", sd[0], 2, cs, 2, vnic_xp_cell_tps);
 	vnic_xp_md_row(x, "BQL limit p10 / p50 / p90 (sampled)", sd[1], 2, cs, 2, cell_bql_limit);
@@ -161,7 +166,8 @@ static void report(struct xp *x)
 	vnic_xp_md_direction_rounds(x, "transactions/s", cs[0], cs[1], vnic_xp_round_tps, true);
 	fputc('\n', x->md);
 	plot_series(x, cs, b);
-	vnic_xp_md_files(x, true, b->extra);
+	/* the plot is the series': none without them */
+	vnic_xp_md_files(x, x->sampled, b->extra);
 	free(b);
 }
 

@@ -124,7 +124,7 @@ void vnic_xp_md_files(struct xp *x, bool png, const char *extra)
 			", [%s_trace.csv](%s/%s_trace.csv), nested reports "
 			"[%s_trace.txt](%s/%s_trace.txt)",
 			b, l, b, b, l, b);
-	if (extra)
+	if (extra && *extra)
 		fprintf(x->md, ", %s", extra);
 	fputs(".\n\n", x->md);
 }
