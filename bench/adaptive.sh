@@ -16,7 +16,9 @@
 # comparison's JSON into DIR as LAYOUT-WORKLOAD.json and a markdown table into
 # DIR/summary.md (also printed): the median rate of each case, adaptive
 # against the better fixed policy as the median of the per-round ratios with
-# its min and max, and the share of lone packets adaptive sent indirect. With
+# the 95 % interval of vnic bench --compare (a percentile bootstrap), a
+# verdict (more than 5 % below only when the whole interval is), and the
+# share of lone packets adaptive sent indirect. With
 # no lone packet in any case (rr 150 in-process sends every packet in a
 # batch), the three run the same code: the row says "same path", and its
 # ratio is the spread of the machine.
@@ -27,6 +29,7 @@
 #   -d SECONDS   each round's --duration (1)
 #   -b VNIC      the vnic binary (build-rel/src/app/vnic: a Release build)
 #   -l LAYOUTS   a comma-separated subset of the layouts above (all four)
+#   -s           only summarise the JSON files already in DIR
 #   EXTRA        more options for every run (--threads 1, --pin auto, ...)
 # Needs python3. No root.
 set -euo pipefail
@@ -37,13 +40,15 @@ repeat=5
 dur=1
 vnic=$repo/build-rel/src/app/vnic
 layouts=inproc,cost-indirect,cost-direct,split
-while getopts o:n:d:b:l:h opt; do
+summary_only=
+while getopts o:n:d:b:l:sh opt; do
 	case $opt in
 	o) out=$OPTARG ;;
 	n) repeat=$OPTARG ;;
 	d) dur=$OPTARG ;;
 	b) vnic=$(realpath -m "$OPTARG") ;;
 	l) layouts=$OPTARG ;;
+	s) summary_only=1 ;;
 	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
@@ -54,8 +59,10 @@ extra=("$@")
 [ -n "$out" ] || { echo "bench/adaptive.sh: -o DIR is required" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "bench/adaptive.sh: needs python3" >&2; exit 1; }
 [ -x "$vnic" ] || { echo "bench/adaptive.sh: no $vnic (build Release first)" >&2; exit 1; }
-mkdir -p "$out"
-[ -z "$(ls -A "$out")" ] || { echo "bench/adaptive.sh: $out has files already" >&2; exit 1; }
+if [ -z "$summary_only" ]; then
+	mkdir -p "$out"
+	[ -z "$(ls -A "$out")" ] || { echo "bench/adaptive.sh: $out has files already" >&2; exit 1; }
+fi
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 layout_args() {
@@ -70,8 +77,9 @@ layout_args() {
 
 IFS=, read -r -a want <<<"$layouts"
 for layout in "${want[@]}"; do layout_args "$layout" >/dev/null; done
-echo "bench/adaptive.sh: $repeat rounds of ${dur} s, commit $commit, load $(cut -d' ' -f1 /proc/loadavg)" >&2
+[ -n "$summary_only" ] || echo "bench/adaptive.sh: $repeat rounds of ${dur} s, commit $commit, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 for layout in "${want[@]}"; do
+	[ -z "$summary_only" ] || break
 	read -r -a largs <<<"$(layout_args "$layout")"
 	for sessions in 1 150; do
 		f=$out/$layout-rr$sessions.json
@@ -83,12 +91,20 @@ for layout in "${want[@]}"; do
 done
 
 python3 - "$out" "$commit" "$layouts" <<'EOF' | tee "$out/summary.md"
-import json, statistics, sys
+import json, random, statistics, sys
 out, commit, layouts = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-print(f"commit {commit}; rates in transactions/s, medians of the rounds")
+
+def ci(ratios):
+    # the percentile bootstrap of vnic bench --compare: median of resampled rounds, 95 %
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+    return meds[49], meds[1949]
+
+first = json.load(open(f"{out}/{layouts[0]}-rr1.json"))["machine"]
+print(f"commit {first.get('commit', commit)}, started {first['start']}; rates in transactions/s, medians of the rounds")
 print()
-print("| layout | workload | auto | indirect | adaptive | adaptive / better fixed: median [min, max] of rounds "
-      "| within 5 % | lone packets adaptive sent indirect | load |")
+print("| layout | workload | auto | indirect | adaptive | adaptive / better fixed: median of rounds, 95 % interval "
+      "| verdict | lone packets adaptive sent indirect | others' cpus |")
 print("|---|---|---:|---:|---:|---:|---|---:|---:|")
 for layout in layouts:
     for wl in ("rr1", "rr150"):
@@ -98,17 +114,24 @@ for layout in layouts:
         best = max(("auto", "indirect"), key=lambda v: med[v])
         rounds = zip(cases["adaptive"]["rounds"], cases[best]["rounds"])
         ratios = [a["rate"] / b["rate"] for a, b in rounds if b["rate"] > 0]
-        r = statistics.median(ratios) if ratios else 0
+        r = statistics.median(ratios)
+        lo, hi = ci(ratios)
         ad = cases["adaptive"]["rounds"]
         ind = sum(x["submit_indirect_bursts"] for x in ad)
         lone = ind + sum(x["direct_packets"] for x in ad)
         share = f"{100 * ind / lone:.1f} %" if lone else "no lone packet"
         auto_direct = sum(x["direct_packets"] for x in cases["auto"]["rounds"])
-        verdict = "yes" if r >= 0.95 else "**no**"
         if not lone and not auto_direct:
             verdict = "same path"
-        m = d["machine"]
+        elif hi < 0.95:
+            verdict = "**misses**: more than 5 % below"
+        elif lo > 1:
+            verdict = "beats it"
+        elif r >= 0.95:
+            verdict = "within 5 %"
+        else:
+            verdict = "cannot tell: the spread is wider than 5 %"
         print(f"| {layout} | {wl} | {med['auto']:,.0f} | {med['indirect']:,.0f} | {med['adaptive']:,.0f} "
-              f"| {r:.3f} [{min(ratios):.3f}, {max(ratios):.3f}] vs {best} | {verdict} | {share} "
-              f"| {m['load_start']:.1f} |")
+              f"| {r:.3f} ({lo:.3f}..{hi:.3f}) vs {best} | {verdict} | {share} "
+              f"| {d['machine']['others_cpus']:.2f} |")
 EOF
