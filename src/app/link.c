@@ -7,6 +7,11 @@
  *   vnic0 (TAP) -> driver A -> hv A -> device A ==cable== device B -> hv B -> driver B -> vnic0
  *   \___________________ thread a __________________/  \____________ thread b ___________/
  *
+ * With --split (or --server PATH) the devices and the cable are in a server
+ * process (server.c, docs/ARCHITECTURE.md section 11), as `vnic bench
+ * --split` puts them: the TAPs, their namespaces and the drivers stay here,
+ * and each side's hv is split between the two processes.
+ *
  * With --backing IFNAME there is one vNIC: the TAP in namespace A, and its
  * device on an AF_PACKET wire on IFNAME instead of the cable, as a VIOS
  * backs an ibmvnic with a physical adapter. With --wire SPEC, likewise one
@@ -90,6 +95,7 @@ struct link {
 	FILE *pcap_file;		/* --pcap, opened before anything is built */
 	struct vnic_pcap *pcap;
 	struct vnic_ctl *ctl;
+	struct vnic_split split;	/* --split, --server: the server process's socket */
 	bool cpus_started;
 	uint64_t mtu_restored;		/* main thread; link.mtu_restored */
 	/*
@@ -111,7 +117,7 @@ enum {
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS, OPT_BACKING_NS, OPT_BACKING_RING,
 	OPT_BACKING_OFFLOAD, OPT_BACKING_MODE,
-	OPT_WIRE,
+	OPT_WIRE, OPT_SPLIT, OPT_SERVER,
 };
 
 static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
@@ -137,6 +143,8 @@ static const struct option own_opts[] = {
 	{ "backing-offload", required_argument, NULL, OPT_BACKING_OFFLOAD },
 	{ "backing-mode", required_argument, NULL, OPT_BACKING_MODE },
 	{ "wire", required_argument, NULL, OPT_WIRE },
+	{ "split", no_argument, NULL, OPT_SPLIT },
+	{ "server", required_argument, NULL, OPT_SERVER },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
 	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
@@ -176,6 +184,12 @@ static void usage(FILE *f)
 	      "                      options. SPEC: stream:unix:PATH[,server],\n"
 	      "                      stream:tcp:HOST:PORT[,server] (connects; ',server'\n"
 	      "                      listens), dgram:udp:LHOST:LPORT,RHOST:RPORT\n"
+	      "  --split             the devices and the cable in a server process forked for\n"
+	      "                      the run; the TAPs and the drivers stay here. Not with\n"
+	      "                      --backing, --wire, --pcap or --fault; --tx-buf map copies\n"
+	      "                      as the default does (the TAPs' pools are not shared)\n"
+	      "  --server PATH       as --split, the server a standing 'vnic server --listen\n"
+	      "                      PATH' rather than a process forked for the run\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
 	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
 	      "  --pcap-count N      stop capturing after N frames\n"
@@ -293,6 +307,14 @@ static int parse_opt(void *ctx, int c, const char *a)
 		}
 		break;
 	}
+	case OPT_SPLIT:
+		o->topo.split = true;
+		break;
+	case OPT_SERVER:
+		err = vnic_arg_path("--server", a);
+		o->topo.split = true;
+		o->topo.server_path = a;
+		break;
 	case OPT_DURATION:
 		err = vnic_arg_double("--duration", a, 0.1, 1e9, &o->duration_s);
 		break;
@@ -445,6 +467,31 @@ static int preflight(void)
 	return 0;
 }
 
+/*
+ * --split and --server: what needs the devices or the cable in this process
+ * is refused before anything is made, one line each (the server process
+ * does not do it for us yet: docs/ARCHITECTURE.md section 11).
+ */
+static int split_refused(const struct vnic_link_opts *o)
+{
+	const char *opt = o->topo.server_path ? "--server" : "--split";
+
+	if (!o->topo.split)
+		return 0;
+	if (o->backing)
+		return fail("%s: --backing puts the device on %s from this process; the devices "
+			    "are the server process's", opt, o->backing);
+	if (o->wire)
+		return fail("%s: --wire puts the device on a socket of this process; the devices "
+			    "are the server process's", opt);
+	if (o->pcap.path)
+		return fail("%s: the cable is in the server process: no --pcap", opt);
+	if (vnic_fault_any(&o->topo.fault))
+		return fail("%s: --fault reaches into the devices, which are in the server "
+			    "process", opt);
+	return 0;
+}
+
 static int parse_addrs(struct link *l)
 {
 	struct vnic_link_opts *o = l->o;
@@ -545,22 +592,26 @@ static int setup_ns(struct link *l, unsigned int s)
  * The vNICs
  * ------------------------------------------------------------------------- */
 
-static int build_side(struct link *l, unsigned int s)
+/* Side s's hv and, in this process, its device on sd->wire. */
+static int build_device(struct link *l, unsigned int s)
 {
 	const struct vnic_topo_config *t = &l->o->topo;
 	struct link_side *sd = &l->side[s];
-	struct vnic_drv_config dcfg = t->drv;
 	struct vnic_dev_config vcfg = t->dev;
-	struct vnic_tap_config tcfg = {
-		.ifname = sd->tmp_ifname,
-		.no_vnet_hdr = l->o->no_vnet_hdr,
-		.batch = l->o->tap_batch,
-	};
-	/* a burst each way per queue, and the superpackets --tx-buf map holds in flight */
-	uint32_t pkts = dcfg.tx_queues * (2 * VNIC_TAP_DEFAULT_BATCH + VNIC_TSO_BUFS);
-	unsigned int pid = (unsigned int)getpid();
 	int err;
 
+	if (t->split) {
+		/* the client's half: the device is the server process's */
+		err = vnic_hv_create_split_client(&sd->hv, t->hv_max_ind_descs, &t->cost,
+						  VNIC_HV_SPLIT_POOL_DEFAULT);
+		if (err)
+			return fail("hypervisor %s (split): %s", side_name[s], strerror(-err));
+		err = vnic_hv_split_attach_cpu(sd->hv, sd->cpu);
+		if (err)
+			return fail("hypervisor %s (split): doorbells: %s", side_name[s],
+				    strerror(-err));
+		return 0;
+	}
 	err = vnic_hv_create(&sd->hv, t->hv_max_ind_descs, &t->cost);
 	if (err)
 		return fail("hypervisor %s: %s", side_name[s], strerror(-err));
@@ -573,6 +624,27 @@ static int build_side(struct link *l, unsigned int s)
 	err = vnic_dev_create(&sd->dev, sd->hv, sd->wire, sd->cpu, &vcfg);
 	if (err)
 		return fail("device %s: %s", side_name[s], strerror(-err));
+	return 0;
+}
+
+static int build_side(struct link *l, unsigned int s)
+{
+	const struct vnic_topo_config *t = &l->o->topo;
+	struct link_side *sd = &l->side[s];
+	struct vnic_drv_config dcfg = t->drv;
+	struct vnic_tap_config tcfg = {
+		.ifname = sd->tmp_ifname,
+		.no_vnet_hdr = l->o->no_vnet_hdr,
+		.batch = l->o->tap_batch,
+	};
+	/* a burst each way per queue, and the superpackets --tx-buf map holds in flight */
+	uint32_t pkts = dcfg.tx_queues * (2 * VNIC_TAP_DEFAULT_BATCH + VNIC_TSO_BUFS);
+	unsigned int pid = (unsigned int)getpid();
+	int err;
+
+	err = build_device(l, s);
+	if (err)
+		return err;
 	dcfg.cpu = sd->cpu;
 	dcfg.name = s ? "vnic-b" : "vnic-a";
 	/* Locally administered, and different per run: a backing L2 may see several. */
@@ -589,7 +661,11 @@ static int build_side(struct link *l, unsigned int s)
 				 t->host_buf_size, 128);
 	if (err)
 		return fail("packet pool %s: %s", side_name[s], strerror(-err));
-	err = vnic_topo_tx_pools(vnic_drv_netdev(sd->drv), &sd->pool);
+	/*
+	 * split: the pool is this process's heap, which the server does not
+	 * map; not offered, so --tx-buf map copies as the default does.
+	 */
+	err = t->split ? 0 : vnic_topo_tx_pools(vnic_drv_netdev(sd->drv), &sd->pool);
 	if (err)
 		return fail("packet pool %s: mapping it for --tx-buf: %s", side_name[s], strerror(-err));
 	snprintf(sd->tmp_ifname, sizeof(sd->tmp_ifname), "vnic%u%s", pid, side_name[s]);
@@ -643,6 +719,43 @@ static int open_afxdp(struct link *l, uint32_t mtu)
 			    *why ? "; libxdp: " : "", why);
 	fprintf(stderr, "vnic link: --backing %s: no AF_XDP (%s); AF_PACKET instead\n", ifname,
 		strerror(-err));
+	return 0;
+}
+
+/*
+ * --split, --server: the server process, before anything of ours but the
+ * namespaces exists (a forked one keeps only its socket). Its cable carries
+ * jumbo frames whatever the MTU, as link's own does: a forked server takes
+ * this configuration whole; a standing one takes the settings it is sent, in
+ * which the cable's MTU is the vNIC's (so there the MTU is fixed).
+ */
+static int split_start(struct link *l)
+{
+	struct vnic_topo_config *t = &l->o->topo;
+	int err;
+
+	if (!t->split)
+		return 0;
+	t->cable.mtu = VNIC_DRV_MAX_MTU;
+	/* vnic_split_connect says why in a line of its own */
+	if (t->server_path)
+		return vnic_split_connect(&l->split, t->server_path, t) ? -1 : 0;
+	err = vnic_split_fork(&l->split, t);
+	if (err)
+		return fail("--split: starting the server process: %s", strerror(-err));
+	return 0;
+}
+
+/* Both sides' client hvs to the server, which then runs the devices. */
+static int split_attach(struct link *l)
+{
+	struct vnic_hv *hv[VNIC_TOPO_SIDES] = { l->side[0].hv, l->side[1].hv };
+	int err = vnic_split_attach(&l->split, hv);
+
+	if (err)
+		return fail("%s: the server refused the attach: %s",
+			    l->o->topo.server_path ? "--server" : "--split",
+			    strerror(-err == EAGAIN ? ETIMEDOUT : -err));
 	return 0;
 }
 
@@ -715,7 +828,7 @@ static int build(struct link *l)
 		if (err)
 			return fail("--backing %s: %s", l->o->backing, strerror(-err));
 		l->side[0].wire = l->backing;
-	} else {
+	} else if (!t->split) {
 		/*
 		 * A cable that carries jumbo frames whatever the MTU now, so that
 		 * `vnic set NAME mtu 9000` needs no new cable: the devices hold
@@ -757,7 +870,7 @@ static int build(struct link *l)
 		if (err)
 			return err;
 	}
-	return 0;
+	return t->split ? split_attach(l) : 0;
 }
 
 /* Moves each TAP into its namespace under its final name. */
@@ -817,7 +930,7 @@ static int start(struct link *l)
 			return fail("starting TAP %s: %s", side_name[s], strerror(-err));
 	}
 	/* --fault from here: a bring-up that fails on purpose carries nothing */
-	for (unsigned int s = 0; s < l->nsides; s++) {
+	for (unsigned int s = 0; s < l->nsides && l->side[s].dev; s++) {
 		vnic_hv_faults_enable(l->side[s].hv, true);
 		vnic_dev_faults_enable(l->side[s].dev, true);
 	}
@@ -1004,6 +1117,13 @@ static void teardown(struct link *l)
 			vnic_tap_destroy(sd->tap);
 		if (sd->drv)
 			vnic_drv_destroy(sd->drv);
+	}
+	/* after the drivers, which say goodbye on the CRQ; before the hvs it maps */
+	if (l->split.sock >= 0)
+		vnic_split_stop(&l->split);
+	for (s = 0; s < l->nsides; s++) {
+		struct link_side *sd = &l->side[s];
+
 		if (sd->dev)
 			vnic_dev_destroy(sd->dev);
 		if (sd->hv)
@@ -1077,7 +1197,9 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 /*
  * Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.",
  * "cpu_a.", "cable.ab_", or "wire." for the backing wire; "link." for
- * link's own, "pcap." for the capture).
+ * link's own, "pcap." for the capture). Split, the server's come last,
+ * asked for on its socket: "dev_a.", "cable.ab_" as in-process, and its
+ * halves of the hvs and its cpus as "srv_hv_a." and "srv_cpu_a.".
  */
 static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
 				  struct vnic_counter *tmp, unsigned int tmax)
@@ -1091,9 +1213,11 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 		snprintf(prefix, sizeof(prefix), "drv_%s.", side_name[s]);
 		n = vnic_drv_counters(sd->drv, tmp, tmax);
 		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
-		snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
-		n = vnic_dev_counters(sd->dev, tmp, tmax);
-		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+		if (sd->dev) {
+			snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
+			n = vnic_dev_counters(sd->dev, tmp, tmax);
+			at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+		}
 		snprintf(prefix, sizeof(prefix), "tap_%s.", side_name[s]);
 		n = vnic_tap_counters(sd->tap, tmp, tmax);
 		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
@@ -1140,6 +1264,16 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 #undef CS
 			at = add_prefixed(out, max, at, prefix, tmp, n);
 		}
+	}
+	if (l->split.sock >= 0) {
+		/*
+		 * The server's, named already; through tmp, so that the total
+		 * counts what did not fit too.
+		 */
+		int got = vnic_split_counters((struct vnic_split *)&l->split, tmp, tmax);
+
+		if (got > 0)
+			at = add_prefixed(out, max, at, "", tmp, (unsigned int)got);
 	}
 	return at;
 }
@@ -1190,10 +1324,14 @@ static void live_fill(struct link *l)
 			lv->cpu[lv->ncpus++] = &l->side[s].own_cpu;
 	}
 	lv->cable = l->cable;
-	lv->mtu_live = true;
+	/* --server: the standing server's cable is sized to the MTU at the start */
+	lv->mtu_live = !l->o->topo.server_path;
 	/* A TAP's queues are its fds, opened at the start. */
 	lv->queues_live = false;
-	lv->why_fixed = "a TAP's queues are opened at the start";
+	lv->why_fixed = l->o->topo.server_path
+				? "a TAP's queues are opened at the start, and the standing server's "
+				  "cable is sized to the MTU"
+				: "a TAP's queues are opened at the start";
 	lv->host_mtu = host_mtu;
 	lv->host_ctx = l;
 }
@@ -1337,6 +1475,12 @@ static void print_ready(const struct link *l)
 			fprintf(f, " (local port %d)", port);
 		fputc('\n', f);
 	}
+	if (l->o->topo.server_path)
+		fprintf(f, "vnic link: the devices and the cable run in the standing server at %s\n",
+			l->o->topo.server_path);
+	else if (l->o->topo.split)
+		fprintf(f, "vnic link: the devices and the cable run in server process %d\n",
+			(int)l->split.pid);
 	if (l->pcap) {
 		fprintf(f, "vnic link: capturing the wire to %s", l->o->pcap.path);
 		if (l->o->pcap.snaplen)
@@ -1417,6 +1561,9 @@ static void report_json(const struct link *l, double secs, const struct totals *
 	}
 	if (l->sockwire)
 		vnic_json_str(&j, "wire", l->o->wire);
+	vnic_json_bool(&j, "split", l->o->topo.split);
+	if (l->o->topo.server_path)
+		vnic_json_str(&j, "server", l->o->topo.server_path);
 	vnic_json_object(&j, "policies");
 	for (unsigned int i = 0; i < np && i < 16; i++)
 		vnic_json_str(&j, kv[i].key, kv[i].value);
@@ -1663,12 +1810,14 @@ int vnic_cmd_link(int argc, char **argv)
 	l->o = &o;
 	l->nsides = o.backing || o.wire ? 1 : SIDES;
 	l->backing_ns_fd = -1;
+	l->split.sock = -1;
 	for (unsigned int s = 0; s < SIDES; s++) {
 		l->side[s].ns_fd = -1;
 		l->side[s].nl.fd = -1;
 		l->side[s].events.fd = -1;
 	}
-	if (preflight() || (o.backing && check_backing(l)) || parse_addrs(l) || open_outputs(l)) {
+	if (split_refused(&o) || preflight() || (o.backing && check_backing(l)) || parse_addrs(l) ||
+	    open_outputs(l)) {
 		if (l->backing_ns_fd >= 0)
 			close(l->backing_ns_fd);
 		free(l);
@@ -1701,7 +1850,7 @@ int vnic_cmd_link(int argc, char **argv)
 	for (unsigned int s = 0; s < l->nsides; s++)
 		if (setup_ns(l, s))
 			goto out;
-	if (build(l) || move_taps(l) || start(l) || configure(l) || watch_mtu(l))
+	if (split_start(l) || build(l) || move_taps(l) || start(l) || configure(l) || watch_mtu(l))
 		goto out;
 	print_ready(l);
 	ctl_start(l);

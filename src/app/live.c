@@ -98,9 +98,11 @@ static void negotiated_of(const struct vnic_live *l, unsigned int s, struct nego
 /* The coalescing in force on side s's device, as ethtool -c shows it. */
 static void show_coalesce(const struct vnic_live *l, unsigned int s, FILE *f)
 {
-	struct vnic_dev_coalesce c;
+	struct vnic_dev_coalesce c = l->cfg->dev.coal;
 
-	vnic_dev_coalesce_get(l->dev[s], &c);
+	/* split: the device is the server's, and its settings are fixed: the config's */
+	if (l->dev[s])
+		vnic_dev_coalesce_get(l->dev[s], &c);
 	fprintf(f, "  coalescing   rx-usecs %u rx-frames %u adaptive-rx %s, tx-usecs %u "
 		   "tx-frames %u adaptive-tx %s\n",
 		c.rx_usecs, c.rx_frames, c.adaptive_rx ? "on" : "off", c.tx_usecs, c.tx_frames,

@@ -9,6 +9,7 @@
  * client attaches each side's hv (remote.c), asks for counters and finally
  * for the stop on the same socket (docs/PROTOCOL.md section 13).
  */
+#define _GNU_SOURCE /* close_range */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -552,7 +553,14 @@ int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg)
 		goto err_destroy_lock;
 	}
 	if (!pid) {
-		close(sv[0]);
+		/*
+		 * Nothing of the runner's but the socket (vnic link forks after
+		 * its namespaces and route sockets exist): not one of them is
+		 * held open for as long as the server runs.
+		 */
+		if (sv[1] > 3)
+			close_range(3, (unsigned int)sv[1] - 1, 0);
+		close_range((unsigned int)sv[1] + 1, ~0u, 0);
 		_exit(vnic_split_serve(sv[1], cfg) ? 1 : 0);
 	}
 	close(sv[1]);

@@ -391,6 +391,14 @@ static void test_link_own(void **state)
 	assert_int_equal(parse_as(LINK, "link --pcap w.pcap", &o), 0);
 	assert_int_equal(o.pcap.snaplen, 0);	/* whole frames */
 	assert_false(o.pcap.lossless);
+	/* --split forks the server; --server names a standing one, split as well */
+	assert_false(o.topo.split);
+	assert_int_equal(parse_as(LINK, "link --split", &o), 0);
+	assert_true(o.topo.split);
+	assert_null(o.topo.server_path);
+	assert_int_equal(parse_as(LINK, "link --server /run/vnic-srv.sock", &o), 0);
+	assert_true(o.topo.split);
+	assert_string_equal(o.topo.server_path, "/run/vnic-srv.sock");
 
 	saved = quiet_stderr();
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

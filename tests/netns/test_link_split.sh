@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# `vnic link` with the devices and the cable in a server process
+# (docs/ARCHITECTURE.md section 11): forked for the run (--split), then a
+# standing `vnic server --listen` this script starts (--server PATH).
+#
+#   netns $NA                 vnic link (this process)            netns $NB
+#   vnic0 (TAP) - driver A - client hv A    client hv B - driver B - vnic0 (TAP)
+#                               |  shared memory, eventfds  |
+#                     server process: device A == cable == device B
+#
+# Checks, in each mode: ping both ways (IPv4 and IPv6, 56 B and 1400 B),
+# iperf3 TCP both ways, a 64 MiB transfer each way whose sha256 matches at
+# the other end; `vnic stats` shows the server's counters under the usual
+# names (the cable's frames); `vnic set` of a driver policy is applied live
+# and of a device setting refused with one clear line; SIGINT ends the link
+# with status 0, its server process (or the standing server's child) ends
+# too, and nothing is left behind. --split also: `vnic set NAME mtu 9000`
+# carries 8000 B pings afterwards (the forked server's cable takes jumbo
+# frames). --server also: `vnic set NAME mtu` refused (the standing server's
+# cable is sized to the MTU at the start), and with no server listening one
+# line, exit status 1 and nothing left.
+#
+# Usage: test_link_split.sh PATH/TO/vnic    (root; exit 77 = skipped)
+
+set -u
+
+VNIC=${1:?usage: test_link_split.sh PATH/TO/vnic}
+# shellcheck source=tests/netns/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+command -v iperf3 >/dev/null || skip "no iperf3 (apt-get install iperf3)"
+command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
+command -v ping >/dev/null || skip "no ping (apt-get install iputils-ping)"
+PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
+[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
+WORK=$(mktemp -d /tmp/vnic-linksplit.XXXXXX)
+LOG=$WORK/log
+
+NA=vls-a-$$
+NB=vls-b-$$
+NAME=vls-$$
+SOCK=$WORK/server.sock
+LINK_PID=
+SRV_PID=
+
+cleanup() {
+	stop_servers
+	if [ -n "$LINK_PID" ]; then
+		kill -INT "$LINK_PID" 2>/dev/null
+		wait "$LINK_PID" 2>/dev/null
+	fi
+	if [ -n "$SRV_PID" ]; then
+		kill -TERM "$SRV_PID" 2>/dev/null
+		wait "$SRV_PID" 2>/dev/null
+	fi
+	for n in "$NA" "$NB"; do
+		ip netns del "$n" 2>/dev/null
+	done
+	if [ "$nfail" -eq 0 ]; then
+		rm -rf "$WORK"
+	else
+		echo "logs kept in $WORK"
+	fi
+}
+trap cleanup EXIT
+
+# start_link FLAGS...: vnic link in the background; waits until it is up.
+start_link() {
+	: >"$WORK/link.out"
+	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet "$@" \
+		>"$WORK/link.out" 2>&1 &
+	LINK_PID=$!
+	local i
+	# a hang guard, not a timing check
+	for i in $(seq 400); do
+		grep -q "vnic link: up" "$WORK/link.out" && return 0
+		kill -0 "$LINK_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$WORK/link.out"
+	return 1
+}
+
+# stop_link: SIGINT; status 0 and the final report.
+stop_link() {
+	local rc
+	kill -INT "$LINK_PID"
+	wait "$LINK_PID"
+	rc=$?
+	LINK_PID=
+	cat "$WORK/link.out"
+	echo "exit status $rc"
+	[ $rc -eq 0 ] && grep -q "^vnic link: .* s; a>b" "$WORK/link.out"
+}
+
+pings() { # FROM TO4 TO6
+	ip netns exec "$1" ping -c 3 -i 0.2 -W 2 "$2" &&
+		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 -s 1400 "$2" &&
+		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 "$3"
+}
+
+# The counter $1 of the link (vnic stats), which must be above 0.
+counter_positive() {
+	local v
+	v=$("$VNIC" stats "$NAME" | awk -v k="$1" '$1 == k { print $2 }')
+	echo "$1 = ${v:-absent}"
+	[ -n "$v" ] && [ "$v" -gt 0 ]
+}
+
+# vnic set of a driver policy: applied; of a device setting: one error line naming the server.
+live_set() {
+	local out
+	"$VNIC" set "$NAME" tx-submit indirect | grep -q "^ok" || return 1
+	"$VNIC" show "$NAME" | grep -E "^  tx-submit +indirect" || return 1
+	out=$("$VNIC" set "$NAME" rx-usecs 10 2>&1)
+	echo "$out"
+	[ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "server process"
+}
+
+jumbo() {
+	"$VNIC" set "$NAME" mtu 9000 | grep -q "^ok" || return 1
+	ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 -s 8000 10.99.0.2
+}
+
+mtu_fixed() {
+	local out
+	out=$("$VNIC" set "$NAME" mtu 9000 2>&1)
+	echo "$out"
+	echo "$out" | grep -q "^error: mtu cannot change while running here" &&
+		ip -n "$NA" -o link show vnic0 | grep -q " mtu 1500 "
+}
+
+# One line, status 1, and the namespaces made for the run removed again.
+no_server() {
+	local out rc
+	out=$(timeout 20 "$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" --server "$WORK/none.sock" 2>&1)
+	rc=$?
+	echo "$out (exit $rc)"
+	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "connect" &&
+		nothing_left
+}
+
+# traffic MODE: the checks both modes share, on a link that is up.
+traffic() {
+	local m=$1
+	check "$m: ping a -> b (IPv4 56 B, 1400 B, IPv6)" pings "$NA" 10.99.0.2 fd00:99::2
+	check "$m: ping b -> a" pings "$NB" 10.99.0.1 fd00:99::1
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "$m: iperf3 TCP a -> b" iperf_tcp "$NA" 10.99.0.2
+	check "$m: iperf3 TCP b -> a (-R)" iperf_tcp "$NA" 10.99.0.2 -R
+	stop_servers
+	check "$m: 64 MiB a -> b, sha256 matches" transfer "$NA" "$NB" 10.99.0.2 5301
+	check "$m: 64 MiB b -> a, sha256 matches" transfer "$NB" "$NA" 10.99.0.1 5302
+	check "$m: the server's counters under the usual names (cable.ab_tx_frames)" \
+		counter_positive cable.ab_tx_frames
+	check "$m: the server's device counters (dev_b.rx0_frames)" counter_positive dev_b.rx0_frames
+	check "$m: vnic set: a driver policy live, a device setting refused" live_set
+}
+
+nothing_left() {
+	local n
+	for n in "$NA" "$NB"; do
+		ip netns list | grep -qw "$n" && { echo "namespace $n left"; return 1; }
+	done
+	return 0
+}
+
+echo "vnic: $VNIC; logs: $LOG"
+make_blob 64
+
+# ---------------------------------------------------------------- --split
+if check "split: up" start_link --split; then
+	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
+	echo "server process: ${SPID:-none}" >>"$LOG"
+	check "split: a server process of its own" test -n "$SPID" -a "$SPID" != "$LINK_PID"
+	traffic split
+	check "split: vnic set mtu 9000, then 8000 B pings" jumbo
+	check "split: SIGINT: exit 0 with the report" stop_link
+	check "split: the server process ended with the link" bash -c "! kill -0 ${SPID:-0} 2>/dev/null"
+	check "split: nothing left" nothing_left
+fi
+
+# ---------------------------------------------------------------- --server PATH
+check "server: none listening: one line, exit 1, nothing left" no_server
+"$VNIC" server --listen "$SOCK" --name "vls-srv-$$" >>"$LOG" 2>&1 &
+SRV_PID=$!
+for _ in $(seq 100); do
+	[ -S "$SOCK" ] && break
+	sleep 0.05
+done
+if check "server: up" start_link --server "$SOCK"; then
+	traffic server
+	check "server: vnic set mtu refused (the standing server's cable is sized at the start)" \
+		mtu_fixed
+	check "server: SIGINT: exit 0 with the report" stop_link
+	check "server: nothing left" nothing_left
+	# the standing server counted one client, ended normally, and serves none now
+	sleep 0.5
+	"$VNIC" stats "vls-srv-$$" >>"$LOG" 2>&1
+	check "server: one client, ended normally" bash -c "'$VNIC' stats 'vls-srv-$$' |
+		awk '\$1 == \"server.ended\" { e = \$2 } \$1 == \"server.ended_abnormal\" { a = \$2 }
+		     \$1 == \"server.active\" { n = \$2 } END { exit !(e == 1 && a == 0 && n == 0) }'"
+fi
+kill -TERM "$SRV_PID"
+check "server: SIGTERM: exit 0" wait "$SRV_PID"
+SRV_PID=
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
