@@ -96,6 +96,7 @@ struct link {
 	struct vnic_pcap *pcap;
 	struct vnic_ctl *ctl;
 	struct vnic_split split;	/* --split, --server: the server process's socket */
+	bool server_gone;		/* split: its socket closed during the run */
 	bool cpus_started;
 	uint64_t mtu_restored;		/* main thread; link.mtu_restored */
 	/*
@@ -469,8 +470,8 @@ static int preflight(void)
 
 /*
  * --split and --server: what needs the devices or the cable in this process
- * is refused before anything is made, one line each (the server process
- * does not do it for us yet: docs/ARCHITECTURE.md section 11).
+ * is refused before anything is made, one line each; none of it reaches
+ * into the server process (docs/ARCHITECTURE.md section 11).
  */
 static int split_refused(const struct vnic_link_opts *o)
 {
@@ -1604,12 +1605,28 @@ static bool stdout_gone(void)
 }
 
 /*
- * Sleeps until a signal arrives on sfd (true) or timeout_ns has passed
- * (false), handling the TAPs' link events meanwhile.
+ * Split: the server's end of the socket closed (it exited or was killed).
+ * Only the peer's close is looked at: an answer to the control socket's
+ * thread may be arriving at any time, and it is that thread's to read.
+ */
+static bool server_gone(struct link *l, const struct pollfd *p)
+{
+	if (!(p->revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		return false;
+	l->server_gone = true;
+	fprintf(stderr, "vnic link: %s is gone (its socket closed): stopping\n",
+		l->o->topo.server_path ? "the standing server's child for this link"
+				       : "the server process");
+	return true;
+}
+
+/*
+ * Sleeps until a signal arrives on sfd or the server is gone (true) or
+ * timeout_ns has passed (false), handling the TAPs' link events meanwhile.
  */
 static bool wait_events(struct link *l, int sfd, uint64_t timeout_ns)
 {
-	struct pollfd p[1 + SIDES];
+	struct pollfd p[2 + SIDES];
 	struct timespec ts = {
 		.tv_sec = (time_t)(timeout_ns / 1000000000u),
 		.tv_nsec = (long)(timeout_ns % 1000000000u),
@@ -1620,12 +1637,16 @@ static bool wait_events(struct link *l, int sfd, uint64_t timeout_ns)
 	p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	for (unsigned int s = 0; s < l->nsides; s++)
 		p[1 + s] = (struct pollfd){ .fd = l->side[s].events.fd, .events = POLLIN };
-	n = ppoll(p, 1 + l->nsides, &ts, NULL);
+	/* a negative fd (not split) is left out by poll */
+	p[1 + l->nsides] = (struct pollfd){ .fd = l->split.sock, .events = POLLRDHUP };
+	n = ppoll(p, 2 + l->nsides, &ts, NULL);
 	if (n <= 0)
 		return false;
 	for (unsigned int s = 0; s < l->nsides; s++)
 		if (p[1 + s].revents)
 			mtu_events(l, s);
+	if (server_gone(l, &p[1 + l->nsides]))
+		return true;
 	return p[0].revents && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si);
 }
 
@@ -1855,7 +1876,8 @@ int vnic_cmd_link(int argc, char **argv)
 	print_ready(l);
 	ctl_start(l);
 	run(l, sfd);
-	ret = 0;
+	/* a run whose devices went away with their process did not end as asked */
+	ret = l->server_gone ? 1 : 0;
 out:
 	teardown(l);
 	free(l);

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The server process of a split run (`vnic bench --split`,
- * docs/ARCHITECTURE.md section 11): the devices and the cable between them
- * on cpus of their own, while the drivers and the workloads run in the
- * client process. The runner forks it on a socketpair, or `vnic bench
- * --server PATH` connects to a standing `vnic server` (listen.c), whose
- * child for that client first greets it and takes its settings; then the
- * client attaches each side's hv (remote.c), asks for counters and finally
- * for the stop on the same socket (docs/PROTOCOL.md section 13).
+ * The server process of a split run (`vnic bench --split`, `vnic link
+ * --split`, docs/ARCHITECTURE.md section 11): the devices and the cable
+ * between them on cpus of their own, while the drivers and the workloads
+ * (or the TAPs) run in the client process. The runner forks it on a
+ * socketpair, or `--server PATH` connects to a standing `vnic server`
+ * (listen.c), whose child for that client first greets it and takes its
+ * settings; then the client attaches each side's hv (remote.c), asks for
+ * counters and finally for the stop on the same socket (docs/PROTOCOL.md
+ * section 13).
  */
 #define _GNU_SOURCE /* close_range */
 #include <errno.h>

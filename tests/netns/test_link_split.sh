@@ -20,7 +20,9 @@
 # carries 8000 B pings afterwards (the forked server's cable takes jumbo
 # frames). --server also: `vnic set NAME mtu` refused (the standing server's
 # cable is sized to the MTU at the start), and with no server listening one
-# line, exit status 1 and nothing left.
+# line, exit status 1 and nothing left. Both: the server (the standing
+# server's child) killed with SIGKILL stops the link with one line and status
+# 1; --split: the link killed with SIGKILL ends its server.
 #
 # Usage: test_link_split.sh PATH/TO/vnic    (root; exit 77 = skipped)
 
@@ -162,6 +164,49 @@ traffic() {
 	check "$m: vnic set: a driver policy live, a device setting refused" live_set
 }
 
+# The server (pid $1) killed with SIGKILL: the link stops by itself, one
+# line saying so, status 1, and nothing left.
+server_killed() {
+	local rc
+	kill -KILL "$1" || return 1
+	# a hang guard: the link notices within its next wait (a second)
+	timeout 20 tail --pid="$LINK_PID" -f /dev/null
+	wait "$LINK_PID"
+	rc=$?
+	LINK_PID=
+	cat "$WORK/link.out"
+	echo "exit status $rc"
+	[ $rc -eq 1 ] && grep -q "is gone (its socket closed): stopping" "$WORK/link.out" &&
+		nothing_left
+}
+
+# The link killed with SIGKILL: its forked server (pid $1) sees the socket
+# close and ends within 5 s (a hang guard). The namespaces stay (kill -9).
+link_killed() {
+	local i
+	kill -KILL "$LINK_PID"
+	wait "$LINK_PID" 2>/dev/null
+	LINK_PID=
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.05
+	done
+	ip netns del "$NA"
+	ip netns del "$NB"
+	# gone, or a zombie its new parent has not reaped yet
+	! kill -0 "$1" 2>/dev/null || [ "$(awk '{ print $3 }' "/proc/$1/stat")" = Z ]
+}
+
+# The first child of pid $1, from /proc (vnic's name has no space in it).
+child_of() {
+	local f pid ppid
+	for f in /proc/[0-9]*/stat; do
+		read -r pid _ _ ppid _ <"$f" 2>/dev/null || continue
+		[ "$ppid" = "$1" ] && { echo "$pid"; return 0; }
+	done
+	return 1
+}
+
 nothing_left() {
 	local n
 	for n in "$NA" "$NB"; do
@@ -184,6 +229,14 @@ if check "split: up" start_link --split; then
 	check "split: the server process ended with the link" bash -c "! kill -0 ${SPID:-0} 2>/dev/null"
 	check "split: nothing left" nothing_left
 fi
+if start_link --split; then
+	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
+	check "split: the server killed: the link stops, one line, status 1" server_killed "${SPID:-0}"
+fi
+if start_link --split; then
+	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
+	check "split: the link killed (SIGKILL): its server ends" link_killed "${SPID:-0}"
+fi
 
 # ---------------------------------------------------------------- --server PATH
 check "server: none listening: one line, exit 1, nothing left" no_server
@@ -205,6 +258,14 @@ if check "server: up" start_link --server "$SOCK"; then
 	check "server: one client, ended normally" bash -c "'$VNIC' stats 'vls-srv-$$' |
 		awk '\$1 == \"server.ended\" { e = \$2 } \$1 == \"server.ended_abnormal\" { a = \$2 }
 		     \$1 == \"server.active\" { n = \$2 } END { exit !(e == 1 && a == 0 && n == 0) }'"
+fi
+if start_link --server "$SOCK"; then
+	CPID=$(child_of "$SRV_PID")
+	echo "the standing server's child: ${CPID:-none}" >>"$LOG"
+	check "server: its child killed: the link stops, one line, status 1" server_killed "${CPID:-0}"
+	sleep 0.5
+	check "server: the killed child counted as an abnormal end" bash -c "'$VNIC' stats 'vls-srv-$$' |
+		awk '\$1 == \"server.ended_abnormal\" { a = \$2 } END { exit !(a == 1) }'"
 fi
 kill -TERM "$SRV_PID"
 check "server: SIGTERM: exit 0" wait "$SRV_PID"
