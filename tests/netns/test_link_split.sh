@@ -70,6 +70,20 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# up NAME FLAGS...: start_link, its PASS or FAIL line, and its status (the
+# checks that need the link run only when it is up).
+up() {
+	local name=$1
+	shift
+	echo "--- $name: start_link $*" >>"$LOG"
+	if start_link "$@" >>"$LOG" 2>&1; then
+		pass "$name"
+		return 0
+	fi
+	fail "$name (see $LOG)"
+	return 1
+}
+
 # start_link FLAGS...: vnic link in the background; waits until it is up.
 start_link() {
 	: >"$WORK/link.out"
@@ -219,7 +233,7 @@ echo "vnic: $VNIC; logs: $LOG"
 make_blob 64
 
 # ---------------------------------------------------------------- --split
-if check "split: up" start_link --split; then
+if up "split: up" --split; then
 	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
 	echo "server process: ${SPID:-none}" >>"$LOG"
 	check "split: a server process of its own" test -n "$SPID" -a "$SPID" != "$LINK_PID"
@@ -229,11 +243,11 @@ if check "split: up" start_link --split; then
 	check "split: the server process ended with the link" bash -c "! kill -0 ${SPID:-0} 2>/dev/null"
 	check "split: nothing left" nothing_left
 fi
-if start_link --split; then
+if up "split: up again" --split; then
 	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
 	check "split: the server killed: the link stops, one line, status 1" server_killed "${SPID:-0}"
 fi
-if start_link --split; then
+if up "split: up once more" --split; then
 	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
 	check "split: the link killed (SIGKILL): its server ends" link_killed "${SPID:-0}"
 fi
@@ -246,7 +260,7 @@ for _ in $(seq 100); do
 	[ -S "$SOCK" ] && break
 	sleep 0.05
 done
-if check "server: up" start_link --server "$SOCK"; then
+if up "server: up" --server "$SOCK"; then
 	traffic server
 	check "server: vnic set mtu refused (the standing server's cable is sized at the start)" \
 		mtu_fixed
@@ -259,7 +273,7 @@ if check "server: up" start_link --server "$SOCK"; then
 		awk '\$1 == \"server.ended\" { e = \$2 } \$1 == \"server.ended_abnormal\" { a = \$2 }
 		     \$1 == \"server.active\" { n = \$2 } END { exit !(e == 1 && a == 0 && n == 0) }'"
 fi
-if start_link --server "$SOCK"; then
+if up "server: up again" --server "$SOCK"; then
 	CPID=$(child_of "$SRV_PID")
 	echo "the standing server's child: ${CPID:-none}" >>"$LOG"
 	check "server: its child killed: the link stops, one line, status 1" server_killed "${CPID:-0}"
