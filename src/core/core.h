@@ -183,6 +183,32 @@ struct vnic_cpu {
 	 * start only.
 	 */
 	struct vnic_cpu_fds *fds;
+	/*
+	 * Spin sources (vnic_cpu_add_spin_src): written before start, then
+	 * owner's thread only. src_polling: the sources were told we poll.
+	 */
+	struct vnic_cpu_spin_src *spin_srcs;
+	bool src_polling;
+};
+
+/*
+ * A spin source: work another process signals by a word in shared memory,
+ * which a busy-polling cpu looks at on every turn instead of waiting for
+ * that process's eventfd write (the split transport's doorbells, hv/shm.c).
+ * The cpu calls polling(true) before the first turn of a spin and
+ * polling(false) just before it sleeps, each followed by a seq_cst look
+ * (peek) on the cpu's side: the source stores its flag seq_cst, its
+ * producer sets its word and then loads the flag, both seq_cst, so either
+ * the producer sees the flag down and writes the eventfd, or the look after
+ * polling(false) sees the word (idle_sleep in cpu.c). While the flag is up
+ * the cpu peeks on every loop turn, busy or spinning: one shared load, no
+ * syscall. A peek that finds work schedules poller.
+ */
+struct vnic_cpu_spin_src {
+	void (*polling)(struct vnic_cpu_spin_src *src, bool on);
+	bool (*peek)(struct vnic_cpu_spin_src *src);
+	struct vnic_poller *poller;
+	struct vnic_cpu_spin_src *next;		/* the cpu's list */
 };
 
 enum {
@@ -209,6 +235,11 @@ void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode);
  * run there (sched_getaffinity) or the cpu has started.
  */
 int vnic_cpu_pin(struct vnic_cpu *cpu, int core);
+/*
+ * Before start: src is looked at while the cpu busy-polls (struct
+ * vnic_cpu_spin_src); its poller must be one of the cpu's. 0 or -EINVAL/-EBUSY.
+ */
+int vnic_cpu_add_spin_src(struct vnic_cpu *cpu, struct vnic_cpu_spin_src *src);
 /*
  * Any thread, any time: a new busy-poll limit and spin mode. The owner
  * takes them the next time it runs out of work, before it spins (a cpu in a

@@ -440,6 +440,56 @@ void vnic_poller_set_timer(struct vnic_poller *p, uint64_t deadline_ns)
 	p->deadline_ns = deadline_ns;
 }
 
+int vnic_cpu_add_spin_src(struct vnic_cpu *cpu, struct vnic_cpu_spin_src *src)
+{
+	if (!cpu || !src || !src->polling || !src->peek || !src->poller || src->poller->cpu != cpu)
+		return -EINVAL;
+	if (cpu->thread)
+		return -EBUSY;
+	src->next = cpu->spin_srcs;
+	cpu->spin_srcs = src;
+	return 0;
+}
+
+/* --- spin sources (struct vnic_cpu_spin_src) ------------------------------------------- */
+
+static void srcs_polling(struct vnic_cpu *cpu, bool on)
+{
+	for (struct vnic_cpu_spin_src *src = cpu->spin_srcs; src; src = src->next)
+		src->polling(src, on);
+	cpu->src_polling = on;
+}
+
+/* The pollers of the sources that have work: one shared load each. */
+static uint64_t srcs_peek(struct vnic_cpu *cpu)
+{
+	uint64_t mask = 0;
+
+	for (struct vnic_cpu_spin_src *src = cpu->spin_srcs; src; src = src->next)
+		if (src->peek(src))
+			mask |= src->poller->bit;
+	return mask;
+}
+
+/*
+ * Going to sleep: the sources' flags down, then one more look (the order
+ * that makes a producer either see the flag down or have its word seen:
+ * struct vnic_cpu_spin_src). True, and the work scheduled, if it found some.
+ */
+static bool srcs_stop(struct vnic_cpu *cpu)
+{
+	uint64_t mask;
+
+	if (!cpu->src_polling)
+		return false;
+	srcs_polling(cpu, false);
+	mask = srcs_peek(cpu);
+	if (!mask)
+		return false;
+	atomic_fetch_or_explicit(&cpu->pending, mask, memory_order_relaxed);
+	return true;
+}
+
 /* Takes every scheduled poller; the acquire pairs with the schedulers' OR. */
 static uint64_t take_pending(struct vnic_cpu *cpu)
 {
@@ -563,6 +613,8 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 	if (!cpu->spin_cur_ns)
 		return false;
 	vnic_ctr_inc(&cpu->stats.busy_polls);
+	if (cpu->spin_srcs && !cpu->src_polling)
+		srcs_polling(cpu, true);
 	now = vnic_now_ns();
 	end = now + cpu->spin_cur_ns;
 	next_tick = now + VNIC_CPU_FD_SPIN_POLL_NS;
@@ -572,6 +624,15 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 		    atomic_load_explicit(&cpu->stop, memory_order_relaxed)) {
 			found = true;
 			break;
+		}
+		if (cpu->src_polling) {
+			uint64_t ready = srcs_peek(cpu);
+
+			if (ready) {
+				atomic_fetch_or_explicit(&cpu->pending, ready, memory_order_relaxed);
+				found = true;
+				break;
+			}
 		}
 		prev = now;
 		now = vnic_now_ns();
@@ -716,6 +777,8 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 {
 	uint64_t t0;
 
+	if (srcs_stop(cpu))
+		return;
 	atomic_store_explicit(&cpu->sleeping, 1, memory_order_seq_cst);
 	if (atomic_load_explicit(&cpu->pending, memory_order_seq_cst) || stopping(cpu) ||
 	    atomic_load_explicit(&cpu->spin_change, memory_order_seq_cst)) {
@@ -777,6 +840,9 @@ static void *cpu_thread(void *arg)
 		mask = again | pending | due_timers(cpu, &next_timer);
 		if (cpu->fds)
 			mask |= fds_take(cpu, mask, pending);
+		/* flag up since the last spin: producers count on this look */
+		if (cpu->src_polling)
+			mask |= srcs_peek(cpu);
 		if (mask) {
 			again = run_mask(cpu, mask);
 			account(cpu, &t, true);
@@ -788,6 +854,9 @@ static void *cpu_thread(void *arg)
 			idle_sleep(cpu, next_timer);
 		account(cpu, &t, false);
 	}
+	/* producers must not count on a cpu that no longer looks */
+	if (cpu->src_polling)
+		srcs_polling(cpu, false);
 	/* Pollers that still wanted to run stay scheduled for a later start. */
 	if (again)
 		atomic_fetch_or_explicit(&cpu->pending, again, memory_order_relaxed);
