@@ -43,6 +43,7 @@ struct vnic_topo_config {
 	uint32_t hv_max_ind_descs;	/* the hypervisor's indirect limit (default 128) */
 	uint64_t busy_poll_ns;		/* cpu spin before sleeping, at most */
 	enum vnic_cpu_spin spin;	/* adaptive (default) or fixed */
+	enum vnic_hv_doorbell doorbell;	/* split: eventfd (default) or spin */
 	uint32_t threads;		/* cpu threads: 2 (a side each, default) or 1 (both) */
 	/*
 	 * --pin: the core of each cpu thread. NONE (default): the scheduler's

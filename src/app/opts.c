@@ -278,6 +278,7 @@ CHOICE(tx_buf, vnic_drv_tx_buf_name, enum vnic_drv_tx_buf, drv.tx_buf)
 CHOICE(rx_agg, vnic_drv_rx_agg_name, enum vnic_drv_rx_agg, drv.rx_agg)
 CHOICE(hdr_mask, vnic_dev_hdr_mask_name, enum vnic_dev_hdr_mask, dev.hdr_mask)
 CHOICE(spin, vnic_cpu_spin_name, enum vnic_cpu_spin, spin)
+CHOICE(doorbell, vnic_hv_doorbell_name, enum vnic_hv_doorbell, doorbell)
 
 /* --- the table -------------------------------------------------------------- */
 
@@ -323,6 +324,8 @@ static const struct topo_opt table[] = {
 	    busy_poll_ns, 0, 1000000, 1000),
 	CHOOSE("busy-poll", "spin as idles suggest (halt-polling), or always the most",
 	       VNIC_OPTG_VNIC, spin),
+	CHOOSE("doorbell", "split: the partner's interrupts by eventfd, or seen by a spinning cpu",
+	       VNIC_OPTG_VNIC, doorbell),
 	U32("threads", "1|2", "datapath threads: a side each, or both sides on one",
 	    VNIC_OPTG_VNIC, threads, 1, 2),
 	{ .name = "pin", .meta = "CORES",

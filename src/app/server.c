@@ -173,6 +173,7 @@ static int server_build(struct split_server *sv, int sock, const struct vnic_top
 		err = vnic_dev_create(&sv->dev[s], sv->hv[s], sv->port[s], server_cpu(sv, s), &dc);
 		if (err)
 			return err;
+		vnic_hv_split_set_doorbell(sv->hv[s], cfg->doorbell);
 		err = vnic_hv_split_attach_cpu(sv->hv[s], server_cpu(sv, s));
 		if (err)
 			return err;

@@ -98,6 +98,7 @@ static int create_side_split(struct vnic_topo *t, unsigned int s)
 					  VNIC_HV_SPLIT_POOL_DEFAULT);
 	if (err)
 		return err;
+	vnic_hv_split_set_doorbell(t->hv[s], t->cfg.doorbell);
 	err = vnic_hv_split_attach_cpu(t->hv[s], side_cpu(t, s));
 	if (err)
 		return err;
@@ -442,6 +443,7 @@ unsigned int vnic_counters_hv(const struct vnic_hv *hv, const char *prefix,
 	HV(split_bad_ring);
 	HV(split_irq_spurious);
 	HV(split_doorbells);
+	HV(split_doorbells_skipped);
 	HV(split_partner_lost);
 #undef HV
 	return add_prefixed(out, max, at, prefix, tmp, n);

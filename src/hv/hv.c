@@ -167,6 +167,7 @@ static void stats_add(struct vnic_hv_stats *dst, const struct vnic_hv_stats *src
 	dst->split_bad_ring += vnic_ctr_read(&src->split_bad_ring);
 	dst->split_irq_spurious += vnic_ctr_read(&src->split_irq_spurious);
 	dst->split_doorbells += vnic_ctr_read(&src->split_doorbells);
+	dst->split_doorbells_skipped += vnic_ctr_read(&src->split_doorbells_skipped);
 	dst->split_partner_lost += vnic_ctr_read(&src->split_partner_lost);
 }
 

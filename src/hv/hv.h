@@ -93,6 +93,7 @@ struct vnic_hv_stats {
 	uint64_t split_bad_ring;	/* a ring record with an impossible size */
 	uint64_t split_irq_spurious;	/* a doorbell bit for no ring of ours */
 	uint64_t split_doorbells;	/* eventfd writes to the partner */
+	uint64_t split_doorbells_skipped; /* none needed: the partner said it polls */
 	uint64_t split_partner_lost;	/* client: the partner process went away */
 };
 
@@ -325,6 +326,17 @@ int vnic_hv_create_split_server(struct vnic_hv **hv, uint32_t max_ind_descs,
 				uint64_t pool_size);
 /* The fds to pass to the server (the hv keeps them); false for an in-process hv. */
 bool vnic_hv_split_fds(const struct vnic_hv *hv, int fds[VNIC_HV_SPLIT_FDS], uint64_t *pool_size);
+/*
+ * How a side waits for the partner's doorbells. EVENTFD: its cpu sleeps in
+ * epoll and every first bit comes with an eventfd write. SPIN: while its
+ * cpu busy-polls (--busy-poll-us) it says so in the shared words and looks
+ * at its bits on every turn; the partner skips the eventfd write then
+ * (docs/PROTOCOL.md section 13). Either side's producer honours the flag.
+ */
+enum vnic_hv_doorbell { VNIC_HV_DOORBELL_EVENTFD, VNIC_HV_DOORBELL_SPIN, VNIC_HV_DOORBELL_MODES };
+const char *vnic_hv_doorbell_name(enum vnic_hv_doorbell mode);
+/* Before vnic_hv_split_attach_cpu: this side's doorbell mode. Nothing in-process. */
+void vnic_hv_split_set_doorbell(struct vnic_hv *hv, enum vnic_hv_doorbell mode);
 /*
  * Before cpu starts: the doorbell poller on cpu, which runs the handlers of
  * this side's rings when the partner rings. The side's owner code (its

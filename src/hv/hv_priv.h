@@ -204,9 +204,15 @@ struct shm_ring {
 	_Atomic uint32_t armed;			/* the owner's interrupt arm */
 } vnic_cacheline_aligned;
 
-/* Doorbell bits of one consumer side: w[0] bit i is slot i, w[1] the CRQ. */
+/*
+ * Doorbell bits of one consumer side: w[0] bit i is slot i, w[1] the CRQ.
+ * polling, written by the consumer only: 1 while its cpu busy-polls these
+ * words (--doorbell spin), and a producer then rings no eventfd. Beside
+ * the bits: the producer's OR brings in the line it then reads the flag in.
+ */
 struct shm_pending {
 	_Atomic uint64_t w[2];
+	_Atomic uint32_t polling;
 } vnic_cacheline_aligned;
 
 struct shm_line {
@@ -244,6 +250,9 @@ struct hv_split {
 	int fd[VNIC_HV_SPLIT_FDS];
 	enum vnic_hv_side side;			/* the side this process is */
 	struct vnic_poller bell;		/* the doorbell poller (its cpu's) */
+	enum vnic_hv_doorbell doorbell;		/* how this side waits for the partner's */
+	struct vnic_cpu_spin_src spin;		/* spin: the bell cpu's look at our bits */
+	bool peeked;				/* bell cpu: spin found the bits, no eventfd to read */
 	struct vnic_hv *bell_hv;		/* the hv it rings for */
 	/*
 	 * Client: the partner process went away (vnic_hv_split_partner_lost,

@@ -15,6 +15,21 @@
  * it). The partner's doorbell poller reads the eventfd first, then takes
  * the bits, so a bit set after the take comes with a write of its own.
  *
+ * Spin mode (--doorbell spin): a consumer whose cpu busy-polls raises
+ * pending.polling and looks at its bits on every turn of its cpu loop (a
+ * struct vnic_cpu_spin_src); a producer that finds the word empty and the
+ * flag up writes no eventfd. The flag comes down before the consumer
+ * sleeps, followed by one more look, and the producer reads the flag after
+ * its OR, all seq_cst: in their single order either the producer's load
+ * comes after the consumer's store (it sees the flag down and writes the
+ * eventfd) or the consumer's look comes after the producer's OR (it sees
+ * the bit and does not sleep). A bit set onto a non-empty word relies on
+ * whoever set the first one, as before: that one was either written to
+ * the eventfd or left to a consumer that will see it before it sleeps.
+ * The flag is the partner's word like any other: one that claims to poll
+ * and never does strands nothing of ours, only its own rings' work (our
+ * producers never wait on its bits: a full ring answers busy, as always).
+ *
  * The partner is not trusted: a ring record is read once and checked
  * before the first send to it (shm_ring_bind), a doorbell bit for no ring
  * of ours is counted and ignored, the DMA table's offsets are bounded by
@@ -157,7 +172,7 @@ int vnic_hv_create_split_client(struct vnic_hv **out, uint32_t max_ind_descs,
 	err = maps_make(sp);
 	if (err)
 		goto err_release;
-	/* a memfd starts zeroed: every ring empty, every record "no ring" */
+	/* a memfd starts zeroed: every ring empty, every record "no ring", no side polling */
 	sp->shm->magic = SHM_MAGIC;
 	sp->shm->version = SHM_VERSION;
 	atomic_store_explicit(&sp->shm->open.v, 1, memory_order_relaxed);
@@ -213,6 +228,7 @@ static void server_half_clear(struct hv_shm *shm)
 	atomic_store_explicit(&shm->crq_armed[VNIC_HV_SERVER].v, 0, memory_order_relaxed);
 	for (unsigned int w = 0; w < 2; w++)
 		atomic_store_explicit(&shm->pending[VNIC_HV_SERVER].w[w], 0, memory_order_relaxed);
+	atomic_store_explicit(&shm->pending[VNIC_HV_SERVER].polling, 0, memory_order_relaxed);
 	for (unsigned int i = SHM_SLOTS_PER_SIDE; i < VNIC_HV_MAX_SUBCRQS; i++) {
 		atomic_store_explicit(&shm->ring[i].handle, 0, memory_order_relaxed);
 		atomic_store_explicit(&shm->ring[i].entries, 0, memory_order_relaxed);
@@ -316,20 +332,44 @@ struct vnic_subcrq *vnic_hv_shm_remote(struct vnic_hv *hv, unsigned int idx, uin
 
 /* --- doorbells ----------------------------------------------------------------------- */
 
+const char *vnic_hv_doorbell_name(enum vnic_hv_doorbell mode)
+{
+	switch (mode) {
+	case VNIC_HV_DOORBELL_EVENTFD:
+		return "eventfd";
+	case VNIC_HV_DOORBELL_SPIN:
+		return "spin";
+	case VNIC_HV_DOORBELL_MODES:
+		break;
+	}
+	return "unknown";
+}
+
+void vnic_hv_split_set_doorbell(struct vnic_hv *hv, enum vnic_hv_doorbell mode)
+{
+	if (hv->split)
+		hv->split->doorbell = mode == VNIC_HV_DOORBELL_SPIN ? mode : VNIC_HV_DOORBELL_EVENTFD;
+}
+
 void vnic_hv_shm_bell(struct vnic_hv *hv, unsigned int word, uint64_t bit)
 {
 	struct hv_split *sp = hv->split;
-	_Atomic uint64_t *w = &sp->shm->pending[!sp->side].w[word];
+	struct shm_pending *pend = &sp->shm->pending[!sp->side];
 	int fd = sp->fd[sp->side == VNIC_HV_CLIENT ? VNIC_HV_SPLIT_FD_TO_SERVER
 						    : VNIC_HV_SPLIT_FD_TO_CLIENT];
 	uint64_t one = 1;
 
 	/*
-	 * acq_rel: the entries published before are visible to the partner
-	 * that takes the bit (its exchange acquires).
+	 * seq_cst: the entries published before are visible to the partner
+	 * that takes the bit (its exchange acquires), and the OR comes before
+	 * the flag's load in the order spin mode's argument needs (top of file).
 	 */
-	if (atomic_fetch_or_explicit(w, bit, memory_order_acq_rel))
+	if (atomic_fetch_or_explicit(&pend->w[word], bit, memory_order_seq_cst))
 		return;
+	if (atomic_load_explicit(&pend->polling, memory_order_seq_cst)) {
+		ctr_add_shared(&hv->glob.split_doorbells_skipped, 1);
+		return;
+	}
 	ctr_add_shared(&hv->glob.split_doorbells, 1);
 	/* EAGAIN: the counter is full, the partner will wake anyway */
 	if (write(fd, &one, sizeof(one)) < 0)
@@ -368,8 +408,15 @@ static int shm_bell_poll(struct vnic_poller *p, int budget)
 	uint64_t v, rings, other;
 
 	(void)budget;
-	/* the eventfd first, then the bits: see the top of this file */
-	if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	/*
+	 * The eventfd first, then the bits: see the top of this file. Not
+	 * when a spin's look found the bits: a skipped read leaves at most a
+	 * count from before, one later run that finds nothing; a read after
+	 * the take could eat the write of a bit set after it.
+	 */
+	if (sp->peeked)
+		sp->peeked = false;
+	else if (read(fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return 0;
 	rings = atomic_exchange_explicit(&pend->w[0], 0, memory_order_acq_rel);
 	other = atomic_exchange_explicit(&pend->w[1], 0, memory_order_acq_rel);
@@ -499,6 +546,27 @@ bool vnic_hv_split_partner_ready(const struct vnic_hv *hv)
 			      atomic_load_explicit(&sp->lost, memory_order_relaxed);
 }
 
+/* --- spin mode: the bell cpu's look at our bits (struct vnic_cpu_spin_src) ------- */
+
+static void bell_spin_polling(struct vnic_cpu_spin_src *src, bool on)
+{
+	struct hv_split *sp = vnic_container_of(src, struct hv_split, spin);
+
+	atomic_store_explicit(&sp->shm->pending[sp->side].polling, on, memory_order_seq_cst);
+}
+
+static bool bell_spin_peek(struct vnic_cpu_spin_src *src)
+{
+	struct hv_split *sp = vnic_container_of(src, struct hv_split, spin);
+	struct shm_pending *pend = &sp->shm->pending[sp->side];
+
+	if (!(atomic_load_explicit(&pend->w[0], memory_order_seq_cst) |
+	      atomic_load_explicit(&pend->w[1], memory_order_seq_cst)))
+		return false;
+	sp->peeked = true;
+	return true;
+}
+
 int vnic_hv_split_attach_cpu(struct vnic_hv *hv, struct vnic_cpu *cpu)
 {
 	struct hv_split *sp = hv->split;
@@ -515,6 +583,14 @@ int vnic_hv_split_attach_cpu(struct vnic_hv *hv, struct vnic_cpu *cpu)
 	err = vnic_cpu_add(cpu, &sp->bell, "hv_doorbell", shm_bell_poll);
 	if (err)
 		return err;
+	if (sp->doorbell == VNIC_HV_DOORBELL_SPIN) {
+		sp->spin.polling = bell_spin_polling;
+		sp->spin.peek = bell_spin_peek;
+		sp->spin.poller = &sp->bell;
+		err = vnic_cpu_add_spin_src(cpu, &sp->spin);
+		if (err)
+			return err;
+	}
 	return vnic_cpu_add_fd(cpu,
 			       sp->fd[sp->side == VNIC_HV_CLIENT ? VNIC_HV_SPLIT_FD_TO_CLIENT
 								  : VNIC_HV_SPLIT_FD_TO_SERVER],

@@ -47,7 +47,8 @@ static struct vnic_hv_stats stat_of(const struct vnic_hv *hv)
 	return s;
 }
 
-static void pair_make(struct pair *p)
+/* srv_bell: how the server half waits for the client's doorbells */
+static void pair_make_bell(struct pair *p, enum vnic_hv_doorbell srv_bell, uint64_t srv_busy_ns)
 {
 	int sv[2];
 
@@ -62,9 +63,15 @@ static void pair_make(struct pair *p)
 	assert_ptr_not_equal(p->srv->split->shm, p->cli->split->shm);
 	assert_ptr_not_equal(p->srv->split->pool, p->cli->split->pool);
 	assert_int_equal(vnic_cpu_init(&p->cli_cpu, "c", 0), 0);
-	assert_int_equal(vnic_cpu_init(&p->srv_cpu, "s", 0), 0);
+	assert_int_equal(vnic_cpu_init(&p->srv_cpu, "s", srv_busy_ns), 0);
+	vnic_hv_split_set_doorbell(p->srv, srv_bell);
 	assert_int_equal(vnic_hv_split_attach_cpu(p->cli, &p->cli_cpu), 0);
 	assert_int_equal(vnic_hv_split_attach_cpu(p->srv, &p->srv_cpu), 0);
+}
+
+static void pair_make(struct pair *p)
+{
+	pair_make_bell(p, VNIC_HV_DOORBELL_EVENTFD, 0);
 }
 
 static void pair_free(struct pair *p)
@@ -321,6 +328,177 @@ static void test_crq_crosses_with_one_doorbell_while_armed(void **state)
 	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_CLOSED);
 	vnic_hv_crq_set_open(p.srv, true);
 	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	pair_free(&p);
+}
+
+/* --- spin mode (--doorbell spin) ------------------------------------------------------ */
+
+/* Whether an eventfd write is waiting on fd; takes it. */
+static bool efd_take(int fd)
+{
+	uint64_t v;
+
+	return read(fd, &v, sizeof(v)) == sizeof(v);
+}
+
+static int srv_efd(const struct pair *p)
+{
+	return p->srv->split->fd[VNIC_HV_SPLIT_FD_TO_SERVER];
+}
+
+static _Atomic uint32_t *srv_polling(const struct pair *p)
+{
+	return &p->cli->split->shm->pending[VNIC_HV_SERVER].polling;
+}
+
+static void test_spin_skips_the_eventfd_while_the_partner_polls(void **state)
+{
+	struct vnic_cpu_spin_src *src;
+	unsigned int irqs = 0;
+	struct vnic_crq m;
+	struct pair p;
+
+	(void)state;
+	pair_make_bell(&p, VNIC_HV_DOORBELL_SPIN, 0);
+	src = &p.srv->split->spin;
+	assert_ptr_equal(p.srv_cpu.spin_srcs, src);
+	assert_null(p.cli_cpu.spin_srcs);
+	vnic_hv_crq_set_irq(p.srv, VNIC_HV_SERVER, count_irq, &irqs);
+	vnic_hv_crq_irq_enable(p.srv, VNIC_HV_SERVER, true);
+	memset(&m, 0, sizeof(m));
+	m.first = VNIC_CRQ_CMD_RSP;
+
+	/* the server's cpu spins: the flag is up in the client's view, no eventfd */
+	src->polling(src, true);
+	assert_int_equal(atomic_load(srv_polling(&p)), 1);
+	assert_false(src->peek(src));
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	assert_int_equal(stat_of(p.cli).split_doorbells, 0);
+	assert_int_equal(stat_of(p.cli).split_doorbells_skipped, 1);
+	assert_false(efd_take(srv_efd(&p)));
+	/* the spin's look finds the bit: the handler runs once, without the eventfd */
+	assert_true(src->peek(src));
+	vnic_poller_schedule(&p.srv->split->bell);
+	assert_int_equal(vnic_cpu_run_once(&p.srv_cpu), 1);
+	assert_int_equal(irqs, 1);
+	assert_false(src->peek(src));
+
+	/* the flag down: the next first bit rings the eventfd again */
+	src->polling(src, false);
+	assert_int_equal(atomic_load(srv_polling(&p)), 0);
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	assert_int_equal(stat_of(p.cli).split_doorbells, 1);
+	assert_int_equal(stat_of(p.cli).split_doorbells_skipped, 1);
+	assert_int_equal(vnic_cpu_run_once(&p.srv_cpu), 1);
+	assert_int_equal(irqs, 2);
+	assert_false(efd_take(srv_efd(&p)));
+	pair_free(&p);
+}
+
+/*
+ * The two orders of a consumer going to sleep while a producer rings.
+ * Producer first: it sees the flag up and skips the eventfd; the sleeper's
+ * look after its flag comes down must find the bit. Sleeper first: the
+ * producer sees the flag down and writes the eventfd the sleep waits on.
+ */
+static void test_spin_no_lost_wakeup_at_the_sleep(void **state)
+{
+	struct vnic_cpu_spin_src *src;
+	unsigned int irqs = 0;
+	struct vnic_crq m;
+	struct pair p;
+
+	(void)state;
+	pair_make_bell(&p, VNIC_HV_DOORBELL_SPIN, 0);
+	src = &p.srv->split->spin;
+	vnic_hv_crq_set_irq(p.srv, VNIC_HV_SERVER, count_irq, &irqs);
+	vnic_hv_crq_irq_enable(p.srv, VNIC_HV_SERVER, true);
+	memset(&m, 0, sizeof(m));
+	m.first = VNIC_CRQ_CMD_RSP;
+
+	src->polling(src, true);
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	assert_int_equal(stat_of(p.cli).split_doorbells_skipped, 1);
+	src->polling(src, false);
+	assert_true(src->peek(src));
+	assert_false(efd_take(srv_efd(&p)));
+	vnic_poller_schedule(&p.srv->split->bell);
+	vnic_cpu_run_once(&p.srv_cpu);
+	assert_int_equal(irqs, 1);
+
+	src->polling(src, true);
+	src->polling(src, false);
+	assert_false(src->peek(src));
+	assert_int_equal(vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m), VNIC_H_SUCCESS);
+	assert_int_equal(stat_of(p.cli).split_doorbells, 1);
+	assert_int_equal(stat_of(p.cli).split_doorbells_skipped, 1);
+	assert_int_equal(vnic_cpu_run_once(&p.srv_cpu), 1);
+	assert_int_equal(irqs, 2);
+
+	/* a flag the partner set and never acts on costs us nothing: sends go on */
+	vnic_hv_crq_irq_enable(p.cli, VNIC_HV_CLIENT, true);
+	atomic_store(&p.srv->split->shm->pending[VNIC_HV_CLIENT].polling, 0xdeadbeef);
+	for (unsigned int i = 0; i < 4; i++)
+		assert_int_equal(vnic_hv_send_crq(p.srv, VNIC_HV_SERVER, &m), VNIC_H_SUCCESS);
+	assert_int_equal(stat_of(p.srv).split_doorbells_skipped, 1);
+	pair_free(&p);
+}
+
+/* The server's CRQ handler on its own cpu thread: takes every message. */
+struct spin_race {
+	struct vnic_hv *srv;
+	_Atomic uint64_t got;
+};
+
+static void spin_race_irq(void *ctx)
+{
+	struct spin_race *r = ctx;
+	struct vnic_crq m;
+
+	while (vnic_hv_crq_recv(r->srv, VNIC_HV_SERVER, &m))
+		atomic_fetch_add(&r->got, 1);
+}
+
+/*
+ * The whole rule on a real cpu thread that spins 20 us, then sleeps: sends
+ * spaced 0 to 60 us apart land in every phase of its spin and of its way
+ * to sleep. A lost wake-up leaves a message unread with nobody to wake the
+ * thread: the wait below then times out.
+ */
+static void test_spin_threaded_every_message_wakes(void **state)
+{
+	enum { SENDS = 20000 };
+	struct spin_race r = { 0 };
+	uint64_t seed = 1, deadline;
+	struct vnic_crq m;
+	struct pair p;
+
+	(void)state;
+	pair_make_bell(&p, VNIC_HV_DOORBELL_SPIN, 20000);
+	vnic_cpu_set_spin(&p.srv_cpu, VNIC_CPU_SPIN_FIXED);
+	r.srv = p.srv;
+	vnic_hv_crq_set_irq(p.srv, VNIC_HV_SERVER, spin_race_irq, &r);
+	vnic_hv_crq_irq_enable(p.srv, VNIC_HV_SERVER, true);
+	assert_int_equal(vnic_cpu_start(&p.srv_cpu), 0);
+	memset(&m, 0, sizeof(m));
+	m.first = VNIC_CRQ_CMD_RSP;
+	deadline = vnic_now_ns() + 20000000000ull;
+	for (unsigned int i = 0; i < SENDS; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		while (vnic_hv_send_crq(p.cli, VNIC_HV_CLIENT, &m) != VNIC_H_SUCCESS)
+			assert_true(vnic_now_ns() < deadline); /* full, and nobody took any */
+		vnic_spin_ns((seed >> 33) % 60000);
+	}
+	while (atomic_load(&r.got) < SENDS && vnic_now_ns() < deadline)
+		usleep(100);
+	vnic_cpu_stop(&p.srv_cpu);
+	assert_int_equal(atomic_load(&r.got), SENDS);
+	/* both ways were taken: doorbells skipped while it spun, written while it slept */
+	assert_true(stat_of(p.cli).split_doorbells_skipped > 0);
+	assert_true(stat_of(p.cli).split_doorbells > 0);
+	/* it stopped: a producer must not count on it any longer */
+	assert_int_equal(atomic_load(srv_polling(&p)), 0);
 	pair_free(&p);
 }
 
@@ -660,6 +838,9 @@ int main(void)
 		cmocka_unit_test(test_attach_refusals),
 		cmocka_unit_test(test_attach_eof),
 		cmocka_unit_test(test_crq_crosses_with_one_doorbell_while_armed),
+		cmocka_unit_test(test_spin_skips_the_eventfd_while_the_partner_polls),
+		cmocka_unit_test(test_spin_no_lost_wakeup_at_the_sleep),
+		cmocka_unit_test(test_spin_threaded_every_message_wakes),
 		cmocka_unit_test(test_subcrq_direct_and_indirect_across),
 		cmocka_unit_test(test_dma_translates_into_the_servers_mapping),
 		cmocka_unit_test(test_hostile_ring_record_refused),

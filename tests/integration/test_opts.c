@@ -185,7 +185,8 @@ static void test_table_in_every_command(void **state)
 
 		snprintf(line, sizeof(line),
 			 "%s --queues 3 --mtu 4000 --tx-entries 256 --rx-entries 1024 --ind-descs 32 "
-			 "--no-tso --no-bql --busy-poll-us 7 --busy-poll fixed --threads 1 --pin 0 "
+			 "--no-tso --no-bql --busy-poll-us 7 --busy-poll fixed --doorbell spin --threads 1 "
+			 "--pin 0 "
 			 "--rx-replenish always --tx-hdr-build "
 			 "copy --tx-submit indirect --bql-complete per-entry --tx-csum hw-noheaders "
 			 "--rx-deliver gro --tx-reclaim napi --reclaim-us 250 --hdr-mask exact "
@@ -204,6 +205,7 @@ static void test_table_in_every_command(void **state)
 		assert_false(t->drv.bql);
 		assert_true(t->busy_poll_ns == 7000);
 		assert_int_equal(t->spin, VNIC_CPU_SPIN_FIXED);
+		assert_int_equal(t->doorbell, VNIC_HV_DOORBELL_SPIN);
 		assert_int_equal(t->threads, 1);
 		assert_int_equal(t->pin.mode, VNIC_PIN_LIST);
 		assert_int_equal(t->pin.n, 1);
@@ -478,11 +480,13 @@ static void test_by_name(void **state)
 
 	/* every choice is listed with its value, from the owners' name tables */
 	n = vnic_topo_policies(&c, kv, 16);
-	assert_int_equal(n, 11);
+	assert_int_equal(n, 12);
 	assert_string_equal(kv[0].key, "busy-poll");
 	assert_string_equal(kv[0].value, "adaptive");
-	assert_string_equal(kv[3].key, "tx-submit");
-	assert_string_equal(kv[3].value, "indirect");
+	assert_string_equal(kv[1].key, "doorbell");
+	assert_string_equal(kv[1].value, "eventfd");
+	assert_string_equal(kv[4].key, "tx-submit");
+	assert_string_equal(kv[4].value, "indirect");
 	n = vnic_topo_opt_names(1u << VNIC_OPTG_POLICY, names, 64);
 	assert_int_equal(n, 10);
 	n = vnic_topo_opt_names(VNIC_OPTG_ALL, names, 64);
