@@ -5,9 +5,10 @@
 # section 11), alternating in one loop so that both see the same machine:
 #   rr150    vnic bench rr --sessions 150
 #   stream   vnic bench stream (one flow)
-# each in-process and with --split, every round running the four in turn.
-# Prints a markdown table of medians with [min, max], the median of the
-# per-round ratios split / in-process, and the payload errors of all runs.
+# each in-process, with --split, and with --split --doorbell spin, every
+# round running the six in turn. Prints a markdown table of medians with
+# [min, max], the median of the per-round ratios to in-process, and the
+# payload errors of all runs.
 #
 # Usage: bench/split.sh [-n ROUNDS] [-d SECONDS] [-b VNIC] [-- EXTRA...]
 #   -n ROUNDS    rounds (5)
@@ -45,6 +46,7 @@ run() {
 
 	[ "$wl" = rr150 ] && args=(rr --sessions 150) || args=(stream)
 	[ "$mode" = split ] && args+=(--split)
+	[ "$mode" = spin ] && args+=(--split --doorbell spin)
 	"$vnic" bench "${args[@]}" --duration "$dur" --no-ctl --quiet --json "${extra[@]}" 2>/dev/null |
 		python3 -c '
 import json, sys
@@ -57,8 +59,12 @@ print(sys.argv[1], sys.argv[2], rate, d["errors"]["payload"])
 echo "bench/split.sh: $rounds rounds of ${dur} s, commit $commit, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 for ((i = 1; i <= rounds; i++)); do
 	for wl in rr150 stream; do
-		# each round starts with the other layout: neither always runs first
-		if ((i % 2)); then order=(inproc split); else order=(split inproc); fi
+		# the rounds rotate the layouts: none always runs first
+		case $((i % 3)) in
+		1) order=(inproc split spin) ;;
+		2) order=(split spin inproc) ;;
+		*) order=(spin inproc split) ;;
+		esac
 		for mode in "${order[@]}"; do
 			run "$wl" "$mode"
 		done
@@ -71,17 +77,18 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 print(f"commit {sys.argv[2]}; rr150 in transactions/s, stream in Gbit/s of payload")
 print()
-print("| run | in-process | --split | split / in-process (median of rounds) | payload errors |")
-print("|---|---:|---:|---:|---:|")
+print("| run | in-process | --split | --split --doorbell spin | split / in-process | spin / in-process "
+      "(medians of rounds) | payload errors |")
+print("|---|---:|---:|---:|---:|---:|---:|")
 for wl in ("rr150", "stream"):
     a = [float(r[2]) for r in rows if r[0] == wl and r[1] == "inproc"]
     b = [float(r[2]) for r in rows if r[0] == wl and r[1] == "split"]
+    c = [float(r[2]) for r in rows if r[0] == wl and r[1] == "spin"]
     errs = sum(int(r[3]) for r in rows if r[0] == wl)
-    if not a or not b:
+    if not a or not b or not c:
         continue
-    ratios = [y / x for x, y in zip(a, b) if x > 0]
     fmt = (lambda v: f"{v:,.0f}") if wl == "rr150" else (lambda v: f"{v:.2f}")
-    print(f"| {wl} | {fmt(statistics.median(a))} [{fmt(min(a))}, {fmt(max(a))}] "
-          f"| {fmt(statistics.median(b))} [{fmt(min(b))}, {fmt(max(b))}] "
-          f"| {statistics.median(ratios):.2f}x | {errs} |")
+    cell = lambda v: f"{fmt(statistics.median(v))} [{fmt(min(v))}, {fmt(max(v))}]"
+    ratio = lambda v: statistics.median([y / x for x, y in zip(a, v) if x > 0])
+    print(f"| {wl} | {cell(a)} | {cell(b)} | {cell(c)} | {ratio(b):.2f}x | {ratio(c):.2f}x | {errs} |")
 EOF
