@@ -53,7 +53,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vnic server --listen PATH [options]\n"
 		"a standing server: the devices and the cable of each 'vnic bench --server PATH'\n"
-		"client, in a child process per client (docs/ARCHITECTURE.md section 11)\n"
+		"or 'vnic link --server PATH' client, in a child process per client\n"
+		"(docs/ARCHITECTURE.md section 11)\n"
 		"  --listen PATH       the unix socket to listen on, created mode 0600; a stale\n"
 		"                      one nobody answers on is replaced, and it is removed at exit\n"
 		"  --allow-uid UID     a user whose clients are served (again for more; default:\n"
