@@ -31,6 +31,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "net/net.h"
 
@@ -694,6 +695,20 @@ struct vnic_counter {
 };
 
 /*
+ * One entry of a counters function: written at out[*n] while it fits in
+ * max, counted either way, so that the caller learns how many there are.
+ */
+static inline void vnic_counter_put(struct vnic_counter *out, unsigned int max, unsigned int *n,
+				    const char *name, uint64_t value)
+{
+	if (*n < max) {
+		snprintf(out[*n].name, sizeof(out[*n].name), "%s", name);
+		out[*n].value = value;
+	}
+	(*n)++;
+}
+
+/*
  * How "plain" is written: a counter (and every other field a counters
  * function reads, such as a ring cursor, a negotiated size or a state) is
  * stored by its one writer with a relaxed atomic store and read by anyone
@@ -967,8 +982,6 @@ struct vnic_wire {
  * Clock: rdtsc on x86-64, calibrated against CLOCK_MONOTONIC when tracing
  * is enabled; clock_gettime(CLOCK_MONOTONIC) elsewhere.
  * ------------------------------------------------------------------------- */
-
-#include <stdio.h>
 
 struct vnic_trace_point {
 	const char *name;	/* as reports print it: "xmit" */

@@ -1023,14 +1023,7 @@ unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_count
 	unsigned int n = 0;
 
 	vnic_afpacket_stats(w, &st);
-#define C(f)                                                                                       \
-	do {                                                                                       \
-		if (n < max) {                                                                     \
-			snprintf(out[n].name, sizeof(out[n].name), "%s", #f);                      \
-			out[n].value = st.f;                                                       \
-		}                                                                                  \
-		n++;                                                                               \
-	} while (0)
+#define C(f) vnic_counter_put(out, max, &n, #f, st.f)
 	C(rx_frames);
 	C(rx_bytes);
 	C(rx_drop_too_big);

@@ -943,14 +943,7 @@ unsigned int vnic_afxdp_counters(const struct vnic_wire *w, struct vnic_counter 
 	unsigned int n = 0;
 
 	vnic_afxdp_stats(w, &st);
-#define C(f)                                                                                       \
-	do {                                                                                       \
-		if (n < max) {                                                                     \
-			snprintf(out[n].name, sizeof(out[n].name), "%s", #f);                      \
-			out[n].value = st.f;                                                       \
-		}                                                                                  \
-		n++;                                                                               \
-	} while (0)
+#define C(f) vnic_counter_put(out, max, &n, #f, st.f)
 	C(native);
 	C(zerocopy);
 	C(rx_frames);

@@ -708,14 +708,7 @@ unsigned int vnic_switch_port_counters(const struct vnic_wire *w, struct vnic_co
 	unsigned int n = 0;
 
 	vnic_switch_port_stats(w, &st);
-#define C(f)                                                                                       \
-	do {                                                                                       \
-		if (n < max) {                                                                     \
-			snprintf(out[n].name, sizeof(out[n].name), "%s", #f);                      \
-			out[n].value = st.f;                                                       \
-		}                                                                                  \
-		n++;                                                                               \
-	} while (0)
+#define C(f) vnic_counter_put(out, max, &n, #f, st.f)
 	C(tx_frames);
 	C(tx_bytes);
 	C(forwarded);
