@@ -35,23 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-	echo "FAIL: $*"
-	FAILS=$((FAILS + 1))
-}
-
-ok() {
-	echo "ok: $*"
-}
-
-# wait_file PATH: up to 5 s for a socket file.
-wait_file() {
-	for _ in $(seq 50); do
-		[ -S "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/server_lib.sh"
 
 # wait_children PID N: up to 20 s for N children of PID (one per client it serves).
 wait_children() {
@@ -60,11 +44,6 @@ wait_children() {
 		sleep 0.1
 	done
 	return 1
-}
-
-# json_u64 FILE KEY: the first "KEY": N of a JSON report (N, or empty).
-json_u64() {
-	sed -n "s/^ *\"$2\": \([0-9]*\),\{0,1\}$/\1/p" "$1" | head -1
 }
 
 # at_least FILE KEY MIN: the counter KEY is there and at least MIN.

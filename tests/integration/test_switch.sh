@@ -36,59 +36,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() {
-	echo "FAIL: $*"
-	FAILS=$((FAILS + 1))
-}
+. "$(dirname "${BASH_SOURCE[0]}")/server_lib.sh"
 
-ok() {
-	echo "ok: $*"
-}
-
-# json_u64 FILE KEY: the first "KEY": N of a JSON report (0 when absent).
-json_u64() {
-	local v
-
-	v=$(sed -n "s/^ *\"$2\": \([0-9]*\),\{0,1\}$/\1/p" "$1" | head -1)
-	echo "${v:-0}"
-}
-
-# json_sum FILE KEY...: the sum of the keys' values.
+# json_sum FILE KEY...: the sum of the keys' values (an absent one counts 0).
 json_sum() {
-	local f=$1 sum=0
+	local f=$1 sum=0 v
 
 	shift
 	for k in "$@"; do
-		sum=$((sum + $(json_u64 "$f" "$k")))
+		v=$(json_u64 "$f" "$k")
+		sum=$((sum + ${v:-0}))
 	done
 	echo $sum
-}
-
-# check_client NAME FILE RC [BYTES]: status 0, payload errors 0, and every byte.
-check_client() {
-	local name=$1 f=$2 rc=$3 want=${4:-}
-
-	if [ "$rc" != 0 ]; then
-		fail "$name: exit status $rc: $(tail -2 "$f.err")"
-		return
-	fi
-	if [ "$(json_u64 "$f" payload)" != 0 ]; then
-		fail "$name: payload errors $(json_u64 "$f" payload)"
-		return
-	fi
-	if [ -n "$want" ] && [ "$(json_u64 "$f" bytes)" != "$want" ]; then
-		fail "$name: $(json_u64 "$f" bytes) bytes of $want"
-		return
-	fi
-	ok "$name: 0 payload errors${want:+, all $want bytes}"
-}
-
-# stat_of NAME: a counter of the server's control socket (0 when absent: vnic stats hides zeros).
-stat_of() {
-	local v
-
-	v=$("$VNIC" stats "$NAME" 2>/dev/null | awk -v k="$1" '$1 == k { print $2 }')
-	echo "${v:-0}"
 }
 
 # wait_stat NAME VALUE: up to 10 s for a server counter to reach VALUE.
