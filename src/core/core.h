@@ -1130,10 +1130,11 @@ enum {
  * Before cpu starts. Registers fd (the caller keeps owning it and closes it
  * after the cpu has stopped) to schedule p, a poller already added to this
  * cpu, when one of events (EPOLLIN, EPOLLOUT) is ready. events 0 registers
- * the fd without watching it yet. The first call creates the cpu's epoll
- * instance and eventfd. 0 or -errno: -EINVAL (p not on this cpu, fd < 0,
- * fd already registered), -EBUSY (cpu started), -ENOSPC, or what
- * epoll_create1/eventfd/epoll_ctl return.
+ * the fd without watching it yet. With EPOLLET, p is scheduled once per
+ * edge instead: p must find what is ready by other means (a wire's ring).
+ * The first call creates the cpu's epoll instance and eventfd. 0 or -errno:
+ * -EINVAL (p not on this cpu, fd < 0, fd already registered), -EBUSY (cpu
+ * started), -ENOSPC, or what epoll_create1/eventfd/epoll_ctl return.
  */
 int vnic_cpu_add_fd(struct vnic_cpu *cpu, int fd, uint32_t events, struct vnic_poller *p);
 /*

@@ -18,9 +18,11 @@
  * Either way the device peeks frames in place (packets wrapping the ring
  * memory, no copy: the device copies each into a posted rx buffer anyway).
  *
- * Notification: the socket's fd on the receiving device's cpu, watched
+ * Notification: the socket's fd on the receiving device's cpu,
+ * edge-triggered (the kernel wakes the socket for every frame), acted on
  * while the device's rx irq is armed (fd_irq.h, shared with AF_XDP);
- * pending() checks the ring as well.
+ * pending() checks the ring, which is what finds a frame that landed while
+ * the irq was masked.
  *
  * tx: the device reserves slots (packets of our pool), writes frames into
  * them and commits; commit sends them by sendmmsg in batches and the slots

@@ -38,9 +38,10 @@
  * and counts, never blocks.
  *
  * Notification: fd_irq.h, shared with afpacket.c. The xsk fd is on the
- * receiving device's cpu, watched only while its rx irq is armed; readiness
- * (the RX ring not empty, level-triggered) disarms it and calls
- * wire->notify.
+ * receiving device's cpu, edge-triggered (the kernel wakes the socket for
+ * every batch it puts on the RX ring); an edge while the rx irq is armed
+ * disarms it and calls wire->notify, and pending() looks at the RX ring
+ * for what landed while it was masked.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -4,29 +4,26 @@
 
 #include "fd_irq.h"
 
-static void watch(struct vnic_fd_irq *irq, uint32_t events)
-{
-	if (irq->watching != events && vnic_cpu_mod_fd(irq->cpu, irq->fd, events) == 0)
-		irq->watching = events;
-}
-
+/*
+ * Masking is this flag alone: the fd stays in the cpu's epoll set, so an
+ * arm and a disarm cost no epoll_ctl, which would be two syscalls per
+ * notification: per frame received, on a request/response.
+ */
 void vnic_fd_irq_arm(struct vnic_fd_irq *irq, bool on)
 {
 	irq->armed = on;
-	watch(irq, on ? EPOLLIN : 0);
 }
 
-/* The "interrupt": the fd is readable and the receiver sleeps. */
+/* The "interrupt": a frame arrived (an edge) while the receiver sleeps. */
 static int fd_irq_poll(struct vnic_poller *p, int budget)
 {
 	struct vnic_fd_irq *irq = vnic_container_of(p, struct vnic_fd_irq, poller);
 
 	(void)budget;
-	if (!irq->armed) {
-		watch(irq, 0);
+	/* masked: the device's NAPI is polling the ring, or will (pending()) */
+	if (!irq->armed)
 		return 0;
-	}
-	vnic_fd_irq_arm(irq, false);
+	irq->armed = false;
 	vnic_ctr_add(irq->notifies, 1);
 	if (irq->wire->notify)
 		irq->wire->notify(irq->wire->notify_ctx);
@@ -38,15 +35,21 @@ int vnic_fd_irq_init(struct vnic_fd_irq *irq, struct vnic_cpu *cpu, struct vnic_
 {
 	int err;
 
-	irq->cpu = cpu;
 	irq->wire = wire;
 	irq->notifies = notifies;
 	irq->fd = fd;
 	irq->armed = false;
-	irq->watching = 0;
 	err = vnic_cpu_add(cpu, &irq->poller, name, fd_irq_poll);
 	if (err)
 		return err;
-	/* watched only while the receiver's irq is armed */
-	return vnic_cpu_add_fd(cpu, fd, 0, &irq->poller);
+	/*
+	 * Edge-triggered, and watched from now on: the kernel wakes the socket
+	 * for every frame it queues (sk_data_ready), each wake-up an edge, so
+	 * a frame that lands while we are masked is reported once and ignored
+	 * (the NAPI polls the ring), and one that lands after the NAPI's
+	 * re-arm is a new edge. A level-triggered fd left in the set would be
+	 * reported on every look while the ring holds frames the NAPI has not
+	 * taken yet.
+	 */
+	return vnic_cpu_add_fd(cpu, fd, EPOLLIN | EPOLLET, &irq->poller);
 }

@@ -3,12 +3,14 @@
  * Internal to src/port: a wire's receive "interrupt" on a file descriptor,
  * shared by the AF_PACKET and AF_XDP wires (afpacket.c, afxdp.c).
  *
- * The fd is registered on the receiving device's cpu and watched (EPOLLIN)
- * only while the device's rx irq is armed; the cpu's run on readiness
- * disarms it, stops watching and calls wire->notify once (the device's NAPI
- * schedule). epoll is level-triggered, so what became ready between the
- * device's last peek and its re-arm is reported by the next look; the
- * wire's own irq pending() checks its ring as well. Everything here runs on
+ * The fd is registered on the receiving device's cpu, edge-triggered, and
+ * stays watched: the kernel wakes the socket for every frame it queues, and
+ * each wake-up is an edge. The mask is a flag: the cpu's run on an edge while
+ * the device's rx irq is armed disarms it and calls wire->notify once (the
+ * device's NAPI schedule); an edge while masked is ignored, the NAPI being
+ * on its way to the ring. What landed between the device's last peek and its
+ * re-arm raised its edge while masked: the NAPI's re-arm check (the wire's
+ * irq pending(), which looks at the ring) finds it. Everything here runs on
  * that cpu: no atomics.
  */
 #ifndef VNIC_PORT_FD_IRQ_H
@@ -21,18 +23,16 @@
 
 struct vnic_fd_irq {
 	struct vnic_poller poller;
-	struct vnic_cpu *cpu;
 	struct vnic_wire *wire;
 	uint64_t *notifies; /* the wire's counter of notifications */
 	int fd;
 	bool armed;
-	uint32_t watching;
 };
 
 /*
  * Before cpu starts: registers a poller named name (kept by the cpu: it
- * must outlive it) and fd, not watched yet. 0 or what vnic_cpu_add and
- * vnic_cpu_add_fd return.
+ * must outlive it) and fd, watched from then on, masked. 0 or what
+ * vnic_cpu_add and vnic_cpu_add_fd return.
  */
 int vnic_fd_irq_init(struct vnic_fd_irq *irq, struct vnic_cpu *cpu, struct vnic_wire *wire, int fd,
 		     const char *name, uint64_t *notifies);
