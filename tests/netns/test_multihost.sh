@@ -21,8 +21,9 @@
 # has no Geneve): the vNIC takes the tunnel's MTU (1450) and says so; ping
 # both ways over IPv4 and IPv6, at 56 bytes and at the MTU; iperf3 TCP both
 # ways over IPv4 and IPv6; a 256 MiB transfer whose sha256 matches at the
-# other end; no frame dropped for its size on either wire; and nothing left
-# behind.
+# other end, over IPv4 and over IPv6; that superframes crossed each wire both
+# ways with their vnet headers (the default) and none was refused; no frame
+# dropped for its size on either wire; and nothing left behind.
 #
 # Usage: test_multihost.sh PATH/TO/vnic    (root; exit 77 = skipped)
 
@@ -144,6 +145,29 @@ pings() { # FROM TO-ADDR
 		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 -M do -s "$3" "$2"
 }
 
+wire_ctr() { # SIDE COUNTER: a wire counter of vNIC SIDE (1 or 2), from vnic stats
+	"$VNIC" stats "vmh-$1-$$" --all | awk -v c="wire.$2" '$1 == c { print $2 }'
+}
+
+# Each wire handed superframes to its kernel and took superframes from it
+# (vnet headers on, the default): the transfers above made both on both
+# hosts, since each side both sends data and receives it. None refused.
+superframes() {
+	local h c v
+	for h in 1 2; do
+		for c in tx_gso_frames rx_gso_frames; do
+			v=$(wire_ctr "$h" "$c")
+			echo "vnic $h: wire.$c ${v:-missing}"
+			[ "${v:-0}" -gt 0 ] || return 1
+		done
+		for c in tx_drop_gso rx_drop_gso; do
+			v=$(wire_ctr "$h" "$c")
+			echo "vnic $h: wire.$c ${v:-missing}"
+			[ "${v:-1}" -eq 0 ] || return 1
+		done
+	done
+}
+
 # No frame was dropped for its size on a wire (GRO on the tunnel device, or a
 # frame larger than the vNIC's MTU), read from the final report.
 no_size_drops() {
@@ -168,7 +192,9 @@ run_kind() {
 	check "$kind: iperf3 TCP 1 -> 2 over IPv6" iperf_tcp "$A1" fd00:61::2
 	check "$kind: iperf3 TCP 2 -> 1 over IPv6" iperf_tcp "$A2" fd00:61::1
 	stop_servers
-	check "$kind: 256 MiB 1 -> 2, sha256 matches" transfer "$A1" "$A2" 10.61.0.2 5301
+	check "$kind: 256 MiB 1 -> 2 over IPv4, sha256 matches" transfer "$A1" "$A2" 10.61.0.2 5301
+	check "$kind: 256 MiB 2 -> 1 over IPv6, sha256 matches" transfer "$A2" "$A1" fd00:61::1 5302
+	check "$kind: superframes crossed both wires both ways, none refused" superframes
 	check "$kind: both vNICs stop cleanly at SIGINT" stop_vnics
 	check "$kind: no frame dropped for its size" no_size_drops
 	check "$kind: the application namespaces are removed" \

@@ -12,6 +12,10 @@
  *     release leaves the rest for the next peek;
  *   - tx: committed frames arrive on vb in order; an over-MTU frame is
  *     dropped and counted; our own transmissions are not received back;
+ *   - with vnet headers: a superpacket leaves whole; a superframe arrives
+ *     as MTU frames with complete checksums; one the wire cannot cut into
+ *     MTU frames (too many segments, segments over the MTU) is dropped
+ *     whole and counted, and the frame behind it still arrives;
  *   - a whole vNIC on it (threaded): two devices and drivers, one on each
  *     end of the veth pair, carry a verified TCP-like stream (superpackets
  *     segmented by the device onto the wire).
@@ -561,6 +565,128 @@ static void test_vnet_superframes(void **state)
 	vnic_cpu_fini(&cpu);
 }
 
+/* frame() with a zeroed vnet header before it, on a raw vnet socket */
+static void send_raw_vnet(int s, uint8_t *buf, uint32_t id, uint32_t payload)
+{
+	struct vnet10 vh = {0};
+	struct vnic_pkt *p = frame(id, payload);
+
+	memcpy(buf, &vh, sizeof(vh));
+	memcpy(buf + sizeof(vh), p->data, p->len);
+	assert_int_equal(send(s, buf, sizeof(vh) + p->len, 0), (ssize_t)(sizeof(vh) + p->len));
+	vnic_pkt_free(p);
+}
+
+/*
+ * Superframes the kernel takes from a sender on the segment and hands up
+ * with a consistent vnet header, but that the wire cannot turn into frames
+ * the device takes: each is dropped whole and counted (rx_drop_gso), none
+ * of its bytes reaches the device, and the plain frame behind it does.
+ */
+static const struct hostile_super {
+	const char *name;
+	uint32_t payload, mss;
+} hostile_supers[] = {
+	/* 1: 300 segments, more than the wire holds for one superframe (256) */
+	{"too many segments", 30000, 100},
+	/* 2: each segment 54 + 3000 bytes, longer than the wire's MTU frame */
+	{"segments longer than the MTU", 20000, 3000},
+	/* 3: 256 + 1 segments, one past the wire's limit */
+	{"one segment too many", 257 * 200, 200},
+};
+
+static void test_vnet_refused(void **state)
+{
+	struct vnic_afpacket_config c;
+	struct vnic_cpu cpu;
+	struct vnic_pktgen_flow fl;
+	struct vnic_wire *w;
+	uint8_t *buf = malloc(VNIC_PKT_MAX_LEN + 64);
+	uint64_t drops = 0;
+	int s;
+
+	assert_non_null(buf);
+	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
+	cfg_of(&c, MTU, ring_of(state));
+	c.vnet_hdr = true;
+	assert_int_equal(vnic_afpacket_create(&w, "va", &c, &cpu), 0);
+	s = raw_vnet_on("vb");
+	vnic_pktgen_flow_init(&fl, false, VNIC_IPPROTO_TCP);
+	fl.sport = 1088; /* not a frame() id: take_frames would pass over a segment, the counters not */
+
+	for (unsigned int i = 0; i < sizeof(hostile_supers) / sizeof(hostile_supers[0]); i++) {
+		const struct hostile_super *t = &hostile_supers[i];
+		struct vnic_pkt *sp = vnic_pkt_alloc(&pool);
+		struct vnet10 vh = {.flags = VNIC_VNET_F_NEEDS_CSUM,
+				    .gso_type = VNIC_VNET_GSO_TCPV4,
+				    .hdr_len = 54,
+				    .gso_size = (uint16_t)t->mss,
+				    .csum_start = 34,
+				    .csum_offset = 16};
+
+		print_message("case %u: %s\n", i + 1, t->name);
+		assert_non_null(sp);
+		assert_int_equal(vnic_pktgen_build_gso(sp, &fl, 0, t->payload, t->mss), 0);
+		memcpy(buf, &vh, sizeof(vh));
+		memcpy(buf + sizeof(vh), sp->data, sp->len);
+		assert_int_equal(send(s, buf, sizeof(vh) + sp->len, 0),
+				 (ssize_t)(sizeof(vh) + sp->len));
+		vnic_pkt_free(sp);
+		/* the marker behind it is the next frame the device sees */
+		send_raw_vnet(s, buf, 50 + i, 100);
+		take_frames(w, 50 + i, 1);
+		assert_int_equal(stat_of(w, "rx_drop_gso"), ++drops);
+		assert_int_equal(stat_of(w, "rx_gso_frames"), 0);
+		assert_int_equal(stat_of(w, "rx_gso_segments"), 0);
+	}
+	/* the boundary: 256 segments are cut and handed over, every one */
+	{
+		struct vnic_pkt *sp = vnic_pkt_alloc(&pool), *f[64];
+		struct vnet10 vh = {.flags = VNIC_VNET_F_NEEDS_CSUM, .gso_type = VNIC_VNET_GSO_TCPV4,
+				    .hdr_len = 54, .gso_size = 200, .csum_start = 34,
+				    .csum_offset = 16};
+		uint64_t end = vnic_now_ns() + GUARD_NS;
+		unsigned int segs = 0;
+
+		assert_non_null(sp);
+		assert_int_equal(vnic_pktgen_build_gso(sp, &fl, 0, 256 * 200, 200), 0);
+		memcpy(buf, &vh, sizeof(vh));
+		memcpy(buf + sizeof(vh), sp->data, sp->len);
+		assert_int_equal(send(s, buf, sizeof(vh) + sp->len, 0),
+				 (ssize_t)(sizeof(vh) + sp->len));
+		vnic_pkt_free(sp);
+		while (segs < 256) {
+			unsigned int n = w->ops->rx_peek(w, f, 64);
+
+			for (unsigned int i = 0; i < n; i++) {
+				struct vnic_hdrs h;
+
+				assert_int_equal(vnic_parse_frame(f[i]->data, f[i]->len, &h),
+						 VNIC_PARSE_OK);
+				if (h.l4_proto != VNIC_IPPROTO_TCP)
+					continue; /* the kernel's own chatter, if any */
+				assert_int_equal(f[i]->len, 54 + 200);
+				assert_true(vnic_csum_l4_ok(f[i]->data, &h));
+				assert_true(vnic_pktgen_verify(f[i]->data + 54, 200, fl.seed,
+							       segs * 200));
+				segs++;
+			}
+			w->ops->rx_release(w, n);
+			if (!n) {
+				assert_true(vnic_now_ns() < end);
+				nap_ms(1);
+			}
+		}
+		assert_int_equal(stat_of(w, "rx_gso_frames"), 1);
+		assert_int_equal(stat_of(w, "rx_gso_segments"), 256);
+		assert_int_equal(stat_of(w, "rx_drop_gso"), drops);
+	}
+	close(s);
+	free(buf);
+	vnic_afpacket_destroy(w);
+	vnic_cpu_fini(&cpu);
+}
+
 /* ---- a vNIC pair over the veth pair ---------------------------------------- */
 
 struct side {
@@ -747,6 +873,8 @@ int main(void)
 		cmocka_unit_test_prestate(test_vnic_over_veth, (void *)&ring_v2_vnet),
 		cmocka_unit_test_prestate(test_vnet_superframes, (void *)&ring_v2),
 		cmocka_unit_test_prestate(test_vnet_superframes, (void *)&ring_v3),
+		cmocka_unit_test_prestate(test_vnet_refused, (void *)&ring_v2),
+		cmocka_unit_test_prestate(test_vnet_refused, (void *)&ring_v3),
 		cmocka_unit_test(test_other_namespace),
 	};
 	int rc;
