@@ -14,7 +14,13 @@
 # and the peer's tx checksumming is off while it runs (a veth peer's kernel
 # leaves its checksums partial, which AF_XDP cannot tell: docs/LINK.md).
 # Prints a markdown table of medians with [min, max] over the rounds, and
-# the AF_XDP / AF_PACKET ratio of each round.
+# the AF_XDP / AF_PACKET ratio of each round; then where a round trip's time
+# goes on the vNIC's side, from its counters (vnic stats) across the
+# ping-pong: the CPU time of its threads (the kernel's send path included:
+# a send runs the peer's receive in the same syscall) and their time waiting
+# for a CPU (/proc/PID/task/*/schedstat), its sleeps, its looks at its fds
+# (epoll_wait, the sleeps' included), the backing's notifications and its
+# send syscalls, each per round trip.
 #
 # Usage: bench/backing.sh [-n ROUNDS] [-d SECONDS] [-b VNIC] [OUTDIR]
 #   -n ROUNDS    rounds (3)
@@ -97,7 +103,7 @@ ip -n $PEER link set lo up
 start_vnic() { # name round mode
 	local log=$out/vnic.$1.$2.log i
 	"$vnic" link --backing vb0 --backing-ns $HOST --backing-mode "$3" --new-ns-a $VNS \
-		--addr-a 10.97.0.1/24 --addr6-a none --no-ctl --quiet >"$log" 2>&1 &
+		--addr-a 10.97.0.1/24 --addr6-a none --name "bk-$$" --quiet >"$log" 2>&1 &
 	PIDS+=($!)
 	for i in $(seq 200); do
 		grep -q "vnic link: up" "$log" && break
@@ -126,10 +132,23 @@ tput() { # case round iperf3-flags...
 		"$out/$name.$round.json" >"$out/$name.$round.val"
 }
 
+# The vNIC's counters, and its datapath thread's (cpu a: vnic link --backing
+# has one) time on a CPU and waiting for one
+snapshot() { # file
+	local t
+	"$vnic" stats "bk-$$" --all >"$1"
+	for t in /proc/"${PIDS[0]}"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = a ] || continue
+		awk '{ printf "sched.oncpu_ns %.0f\nsched.runq_ns %.0f\n", $1, $2 }' "$t/schedstat" >>"$1"
+	done
+}
+
 rtt() { # case round
 	server $PEER sockperf server -i 10.97.0.2 -p 11111
+	snapshot "$out/$1.$2.before"
 	ip netns exec $VNS sockperf ping-pong -i 10.97.0.2 -p 11111 -t "$dur" -m 14 \
 		>"$out/$1.$2.txt" 2>&1
+	snapshot "$out/$1.$2.after"
 	stop_servers
 	# sockperf reports half the round trip; the table shows the round trip at
 	# the median (the mean moves with every preemption on a shared machine)
@@ -196,5 +215,35 @@ for mode_ in ('afpacket', 'afxdp'):
 ratio = [cell([val(f'{c}-afxdp', r) / val(f'{c}-afpacket', r) for r in range(1, rounds + 1)],
               '{:.2f}') for c in cols]
 print('| AF_XDP / AF_PACKET, per round | ' + ' | '.join(ratio) + ' |')
+
+def ctrs(path):
+    c = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) == 2 and f[1].isdigit():
+            c[f[0]] = int(f[1])
+    return c
+
+def per_rt(mode_, r):
+    # every message sockperf sent in the run, warm-up included, as the counters are
+    m = re.search(r'\[Total Run\].*SentMessages=(\d+)', open(os.path.join(out, f'rtt-{mode_}.{r}.txt')).read())
+    n = int(m.group(1))
+    a, b = ctrs(os.path.join(out, f'rtt-{mode_}.{r}.before')), ctrs(os.path.join(out, f'rtt-{mode_}.{r}.after'))
+    d = lambda k: (b.get(k, 0) - a.get(k, 0)) / n
+    return {'oncpu': d('sched.oncpu_ns') / 1000, 'runq': d('sched.runq_ns') / 1000, 'sleeps': d('cpu_a.sleeps'), 'looks': d('cpu_a.fd_waits'),
+            'notifies': d('wire.rx_notifies'),
+            'sends': d('wire.tx_syscalls') if 'wire.tx_syscalls' in b else d('wire.tx_kicks')}
+
+print()
+print("Per round trip of the ping-pong, on the vNIC's thread: each counter's change over the run over the messages sent, warm-up included (a mean), median over the rounds:")
+print()
+print('| backing | round trip, us | on a CPU, us | waiting for a CPU, us | sleeps | fd looks | backing notifications | send syscalls |')
+print('|---|---:|---:|---:|---:|---:|---:|---:|')
+for mode_ in ('afpacket', 'afxdp'):
+    rows = [per_rt(mode_, r) for r in range(1, rounds + 1)]
+    med = lambda k: statistics.median(x[k] for x in rows)
+    rt = statistics.median(val(f'rtt-{mode_}', r) for r in range(1, rounds + 1))
+    print(f'| {names[mode_]} | {rt:g} | {med("oncpu"):.1f} | {med("runq"):.1f} | {med("sleeps"):.2f} | {med("looks"):.2f} | '
+          f'{med("notifies"):.2f} | {med("sends"):.2f} |')
 print(f'\nraw outputs: {out}', file=sys.stderr)
 PY

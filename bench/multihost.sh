@@ -11,7 +11,10 @@
 #             the VXLAN device (vnic link --backing vx0 --backing-ns HOST):
 #             the defaults (TPACKET_V2, superframes with a vnet header);
 #   vnic-plain  the same with --backing-offload off (MTU frames);
-#   vnic-v3   the same with --backing-ring v3.
+#   vnic-v3   the same with --backing-ring v3;
+#   vnic-spin the defaults with --busy-poll-us 50 (each vNIC's thread spins
+#             up to 50 us, adaptively, before it sleeps: docs/ARCHITECTURE.md
+#             section 4).
 # Throughput: iperf3, one TCP stream. Round trip: sockperf ping-pong over
 # UDP, 14-byte messages, the median round trip.
 # Every round runs every case; the order of the vnic cases alternates from
@@ -172,7 +175,8 @@ rtt() { # case round client-ns server-ns server-addr
 		"$out/$1.$2.txt" >"$out/$1.$2.val"
 }
 
-CASES=("vnic|" "vnic-plain|--backing-offload off" "vnic-v3|--backing-ring v3")
+CASES=("vnic|" "vnic-plain|--backing-offload off" "vnic-v3|--backing-ring v3"
+	"vnic-spin|--busy-poll-us 50")
 
 vnic_case() { # index round
 	local name=${CASES[$1]%%|*} flags=${CASES[$1]#*|}
@@ -209,7 +213,7 @@ print("|---|---:|---:|")
 print(f"| overlay (hosts over VXLAN, no vnic) | {cell(vals('tput-overlay'))} | |")
 print(f"| routed (veth + forwarding + VXLAN, no vnic) | | {cell(vals('rtt-routed'))} |")
 names = {"vnic": "vnic link --backing (defaults)", "vnic-plain": "vnic, --backing-offload off",
-         "vnic-v3": "vnic, --backing-ring v3"}
+         "vnic-v3": "vnic, --backing-ring v3", "vnic-spin": "vnic, --busy-poll-us 50"}
 for c, label in names.items():
     print(f"| {label} | {cell(vals('tput-' + c))} | {cell(vals('rtt-' + c))} |")
 print()
