@@ -166,6 +166,19 @@ static void corpus_tap_vnet(void)
 	tmpl(&s, FZ_UDP6, 300, 9, false);
 	save("tap_vnet", "udp6_data_valid", &s);
 
+	/*
+	 * what an AF_PACKET backing may be handed too (src/port/afpacket.c):
+	 * a superframe cut finer than the wire holds segments for, and one
+	 * whose segments are longer than a frame of the MTU
+	 */
+	vnet(&s, VNIC_VNET_F_NEEDS_CSUM, VNIC_VNET_GSO_TCPV4, 54, 100, 34, 16, 2);
+	tmpl(&s, FZ_TCP4, 30000, 14, true);
+	save("tap_vnet", "tcp4_tso_300_segments", &s);
+
+	vnet(&s, VNIC_VNET_F_NEEDS_CSUM, VNIC_VNET_GSO_TCPV4, 54, 3000, 34, 16, 2);
+	tmpl(&s, FZ_TCP4, 20000, 15, true);
+	save("tap_vnet", "tcp4_tso_mss_over_mtu", &s);
+
 	/* refused: UFO, checksum past the end, GSO without NEEDS_CSUM, a runt */
 	vnet(&s, VNIC_VNET_F_NEEDS_CSUM, VNIC_VNET_GSO_UDP, 42, 1400, 34, 6, 2);
 	tmpl(&s, FZ_UDP4, 3000, 10, true);
