@@ -105,7 +105,7 @@ start_vnic() { # name round mode
 	"$vnic" link --backing vb0 --backing-ns $HOST --backing-mode "$3" --new-ns-a $VNS \
 		--addr-a 10.97.0.1/24 --addr6-a none --name "bk-$$" --quiet >"$log" 2>&1 &
 	PIDS+=($!)
-	for i in $(seq 200); do
+	for i in $(seq 600); do
 		grep -q "vnic link: up" "$log" && break
 		sleep 0.05
 	done

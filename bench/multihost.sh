@@ -139,7 +139,7 @@ start_vnics() { # flags...
 		PIDS+=($!)
 	done
 	for h in 1 2; do
-		for i in $(seq 200); do
+		for i in $(seq 600); do
 			grep -q "vnic link: up" "$out/vnic$h.log" && break
 			sleep 0.05
 		done
