@@ -321,6 +321,9 @@ struct vnic_wire *vnic_pcap_wrap(struct vnic_pcap *pc, struct vnic_wire *wire, b
 	pw->ops.rx_peek = pw_rx_peek;
 	pw->ops.rx_release = pw_rx_release;
 	pw->ops.rx_next_ns = pw_rx_next_ns;
+	/* a mirror keeps MTU frames on the wire: no cable tso through it (the ops take the cable's end) */
+	pw->ops.tx_gso_max = NULL;
+	pw->ops.rx_gso_take = NULL;
 	if (wire->ops->rx_irq) {
 		pw->irq.enable = pw_irq_enable;
 		pw->irq.disable = pw_irq_disable;

@@ -466,6 +466,8 @@ unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int di
 	CS(corrupted);
 	CS(tx_full);
 	CS(notifies);
+	CS(tx_super);
+	CS(drop_super);
 #undef CS
 	return add_prefixed(out, max, at, dir ? "cable.ba_" : "cable.ab_", tmp, n);
 }

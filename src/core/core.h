@@ -924,6 +924,22 @@ struct vnic_wire_ops {
 	 * The receiver sets a poller timer for it instead of being notified.
 	 */
 	uint64_t (*rx_next_ns)(struct vnic_wire *w);
+	/*
+	 * Optional, for a wire between two devices that can carry a TSO
+	 * superframe whole (the cable with cable-tso; gso_max_size stays 0):
+	 * the largest superframe the wire takes from this end now, 0 while the
+	 * receiver at the other end takes MTU frames only. Called by the
+	 * sending device's tx engine (the producer), per superpacket.
+	 */
+	uint32_t (*tx_gso_max)(struct vnic_wire *w);
+	/*
+	 * Optional, with rx_gso_max_size: the receiving device says it takes
+	 * superframes up to max from now on (its driver negotiated large
+	 * receive), or none (0: a reset). Any thread; the sender sees it at its
+	 * next superpacket, so one already on the line may still arrive, and
+	 * is the receiver's to drop.
+	 */
+	void (*rx_gso_take)(struct vnic_wire *w, uint32_t max);
 	/* The receiver's notification: armed while it sleeps (an irq source). */
 	const struct vnic_irq_ops *rx_irq;
 };
@@ -937,10 +953,18 @@ struct vnic_wire {
 	 * 0: the wire carries frames of the MTU only. Otherwise it also takes a
 	 * superframe up to this many bytes in one slot (slots are that large),
 	 * with GSO metadata (gso_type, gso_size, headers parsed): the wire, or
-	 * the kernel behind it, segments. What a wire receives is always MTU
+	 * the kernel behind it, segments. What such a wire receives is MTU
 	 * frames.
 	 */
 	uint32_t gso_max_size;
+	/*
+	 * 0: what this wire hands a receiving device is MTU frames. Otherwise
+	 * it may also hand it a superframe up to this many bytes, in one slot
+	 * with its GSO metadata (gso_type, gso_size, gso_segs, the header
+	 * lengths), once the device said it takes them (ops->rx_gso_take). The
+	 * device checks all of it: the sender is another device.
+	 */
+	uint32_t rx_gso_max_size;
 	/* set by the receiving device: called when a frame arrives while armed */
 	void (*notify)(void *ctx);
 	void *notify_ctx;

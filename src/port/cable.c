@@ -34,7 +34,7 @@ static int check_cfg(struct vnic_cable_cfg *cfg)
 	if (!cfg->mtu)
 		cfg->mtu = VNIC_CABLE_DEFAULT_MTU;
 	if (!cfg->slots)
-		cfg->slots = VNIC_CABLE_DEFAULT_SLOTS;
+		cfg->slots = cfg->tso ? VNIC_CABLE_TSO_DEFAULT_SLOTS : VNIC_CABLE_DEFAULT_SLOTS;
 	if (cfg->mtu < VNIC_CABLE_MIN_MTU || cfg->mtu > VNIC_CABLE_MAX_MTU)
 		return -EINVAL;
 	if (cfg->slots & (cfg->slots - 1) || cfg->slots > VNIC_CABLE_MAX_SLOTS)
@@ -88,6 +88,7 @@ static int dir_init(struct vnic_cable *c, unsigned int i)
 	d->mask = n - 1;
 	d->idx = i;
 	d->mtu = c->cfg.mtu;
+	d->tso = c->cfg.tso;
 	d->live = &c->live;
 	d->p.live_seq = atomic_load_explicit(&c->live.seq, memory_order_relaxed);
 	d->p.rate_bps = c->cfg.rate_bps;
@@ -142,6 +143,11 @@ int vnic_cable_create(struct vnic_cable **cp, const struct vnic_cable_cfg *cfg)
 		e->wire.priv = c;
 		e->wire.mtu = c->cfg.mtu;
 		e->wire.frame_size = c->cfg.mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
+		/* a slot big enough for either; the MTU is still wire.mtu */
+		if (c->cfg.tso && e->wire.frame_size < VNIC_CABLE_GSO_MAX) {
+			e->wire.frame_size = VNIC_CABLE_GSO_MAX;
+			e->wire.rx_gso_max_size = VNIC_CABLE_GSO_MAX;
+		}
 		e->tx = &c->dir[i];
 		e->rx = &c->dir[1 - i];
 	}
@@ -184,9 +190,10 @@ int vnic_cable_set(struct vnic_cable *c, const struct vnic_cable_cfg *cfg)
 	if (!n.mtu)
 		n.mtu = VNIC_CABLE_DEFAULT_MTU;
 	if (!n.slots)
-		n.slots = VNIC_CABLE_DEFAULT_SLOTS;
+		n.slots = n.tso ? VNIC_CABLE_TSO_DEFAULT_SLOTS : VNIC_CABLE_DEFAULT_SLOTS;
 	/* the slots and the rings were sized for these */
-	if (n.mtu != c->cfg.mtu || n.slots != c->cfg.slots || check_cfg(&n)) {
+	if (n.mtu != c->cfg.mtu || n.slots != c->cfg.slots || n.tso != c->cfg.tso ||
+	    check_cfg(&n)) {
 		pthread_mutex_unlock(&c->lock);
 		return -EINVAL;
 	}
@@ -232,4 +239,6 @@ void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_
 	st->corrupted = vnic_ctr_read(&d->p.corrupted);
 	st->tx_full = vnic_ctr_read(&d->p.tx_full);
 	st->notifies = vnic_ctr_read(&d->p.notifies);
+	st->tx_super = vnic_ctr_read(&d->p.tx_super);
+	st->drop_super = vnic_ctr_read(&d->p.drop_super);
 }

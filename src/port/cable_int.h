@@ -67,6 +67,8 @@ struct cable_dir {
 		uint64_t corrupted;
 		uint64_t tx_full;
 		uint64_t notifies;
+		uint64_t tx_super;
+		uint64_t drop_super;
 		/* the settings in force, from the live copy (cable_live) */
 		uint32_t live_seq;	/* the copy's sequence they were taken at */
 		bool timed;		/* rate or delay configured */
@@ -92,6 +94,13 @@ struct cable_dir {
 	struct vnic_wire *rx_wire;	/* the end that receives this direction */
 	struct cable_live *live;
 	uint32_t mtu;
+	/*
+	 * cable tso: the largest superframe the receiving device takes, 0 for
+	 * none; written by that device (rx_gso_take, rare: its driver's
+	 * negotiation), read by the producer per superpacket and per commit.
+	 */
+	_Atomic uint32_t rx_gso;
+	bool tso;
 	struct vnic_pkt_pool pool;
 };
 

@@ -129,7 +129,11 @@ static uint32_t l2_len(const struct vnic_pkt *pkt)
 	return VNIC_ETH_HLEN;
 }
 
-/* The device wrote this frame; check it still lies inside its slot. */
+/*
+ * The device wrote this frame; check it still lies inside its slot. A
+ * superframe (gso_size set, cable tso) may fill the slot; what it holds is
+ * the receiving device's to check.
+ */
 static bool frame_ok(const struct cable_dir *d, const struct vnic_pkt *pkt)
 {
 	uint64_t off = (uint64_t)(pkt->data - pkt->head);
@@ -138,7 +142,15 @@ static bool frame_ok(const struct cable_dir *d, const struct vnic_pkt *pkt)
 		return false;
 	if (pkt->len < VNIC_ETH_HLEN)
 		return false;
+	if (pkt->gso_size && d->tso)
+		return pkt->len <= VNIC_CABLE_GSO_MAX;
 	return pkt->len <= d->mtu + l2_len(pkt);
+}
+
+/* A superframe the receiver does not take (any more: its driver reset). */
+static bool super_refused(struct cable_dir *d, const struct vnic_pkt *pkt)
+{
+	return pkt->gso_size && pkt->len > atomic_load_explicit(&d->rx_gso, memory_order_relaxed);
 }
 
 static void corrupt(struct cable_dir *d, struct vnic_pkt *pkt)
@@ -162,7 +174,13 @@ static void stamp(struct cable_dir *d, struct vnic_pkt *pkt, uint64_t now)
 		uint64_t bytes =
 			(pkt->len < VNIC_CABLE_MIN_FRAME ? VNIC_CABLE_MIN_FRAME : pkt->len) +
 			VNIC_CABLE_LINE_OVERHEAD;
-		uint64_t num = bytes * 8 * 1000000000ull + d->p.line_rem;
+		uint64_t num;
+
+		/* a superframe takes the line time of the frames it stands for */
+		if (pkt->gso_segs > 1)
+			bytes += (pkt->gso_segs - 1u) * ((uint64_t)pkt->l2_len + pkt->l3_len +
+							 pkt->l4_len + VNIC_CABLE_LINE_OVERHEAD);
+		num = bytes * 8 * 1000000000ull + d->p.line_rem;
 
 		if (d->p.link_free_ns > t)
 			t = d->p.link_free_ns;
@@ -271,12 +289,23 @@ static void cable_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned
 			vnic_ctr_add(&d->p.drop_mtu, 1);
 			continue;
 		}
+		if (vnic_unlikely(super_refused(d, pkt))) {
+			vnic_ctr_add(&d->p.drop_super, 1);
+			continue;
+		}
 		if (roll(d, d->p.loss_thr)) {
 			vnic_ctr_add(&d->p.drop_loss, 1);
 			continue;
 		}
-		if (roll(d, d->p.corrupt_thr))
+		/*
+		 * A superframe is not corrupted: its checksum is computed only
+		 * when it is cut, so nothing could find the flipped bit. With
+		 * corrupt on, cable_tx_gso_max sends MTU frames instead.
+		 */
+		if (roll(d, d->p.corrupt_thr) && !pkt->gso_size)
 			corrupt(d, pkt);
+		if (pkt->gso_size)
+			vnic_ctr_add(&d->p.tx_super, 1);
 		bytes += pkt->len;
 		if (held) {
 			/* This frame goes first, the held one right behind it. */
@@ -371,6 +400,32 @@ static uint64_t cable_rx_next_ns(struct vnic_wire *w)
 	return t ? t : 1;
 }
 
+/*
+ * Producer: superframes while the receiver takes them and no corruption is
+ * configured (a bit flipped in a superframe could never be found: see the
+ * commit). The settings are the ones the last commit took.
+ */
+static uint32_t cable_tx_gso_max(struct vnic_wire *w)
+{
+	struct cable_dir *d = to_end(w)->tx;
+
+	if (!d->tso || d->p.corrupt_thr)
+		return 0;
+	return atomic_load_explicit(&d->rx_gso, memory_order_relaxed);
+}
+
+/* The receiving device, any thread: relaxed, the sender only has to see it eventually. */
+static void cable_rx_gso_take(struct vnic_wire *w, uint32_t max)
+{
+	struct cable_dir *d = to_end(w)->rx;
+
+	if (!d->tso)
+		return;
+	if (max > VNIC_CABLE_GSO_MAX)
+		max = VNIC_CABLE_GSO_MAX;
+	atomic_store_explicit(&d->rx_gso, max, memory_order_relaxed);
+}
+
 static void cable_irq_enable(void *ctx)
 {
 	arm_irq(to_end(ctx)->rx);
@@ -409,5 +464,7 @@ const struct vnic_wire_ops vnic_cable_wire_ops = {
 	.rx_peek = cable_rx_peek,
 	.rx_release = cable_rx_release,
 	.rx_next_ns = cable_rx_next_ns,
+	.tx_gso_max = cable_tx_gso_max,
+	.rx_gso_take = cable_rx_gso_take,
 	.rx_irq = &cable_irq_ops,
 };

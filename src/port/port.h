@@ -35,6 +35,9 @@ enum vnic_cable_limits {
 	VNIC_CABLE_MIN_MTU = 68,	/* RFC 791 minimum */
 	VNIC_CABLE_MAX_MTU = 65535 - VNIC_ETH_HLEN - VNIC_VLAN_HLEN,
 	VNIC_CABLE_DEFAULT_SLOTS = 1024,
+	/* with tso: a slot holds a superframe, so fewer slots hold as much */
+	VNIC_CABLE_TSO_DEFAULT_SLOTS = 256,
+	VNIC_CABLE_GSO_MAX = VNIC_PKT_MAX_LEN,
 	VNIC_CABLE_MAX_SLOTS = 1 << 20,
 	/*
 	 * Bytes a frame occupies on the line besides the frame itself: 7 B
@@ -47,7 +50,7 @@ enum vnic_cable_limits {
 };
 
 /*
- * Zero fields take the defaults (mtu 1500, 1024 slots); everything else is
+ * Zero fields take the defaults (mtu 1500, 1024 slots, 256 with tso); all else is
  * off when zero. Probabilities are in [0, 1] and are drawn per frame from a
  * generator seeded by seed (each direction its own stream), so the same
  * frames committed in the same batches meet the same fate.
@@ -62,6 +65,13 @@ struct vnic_cable_cfg {
 	double reorder;		/* frame held back and sent right after the next
 				 * one committed (it waits for that commit) */
 	double corrupt;		/* one bit flipped after the L2 header */
+	/*
+	 * Carry a device's TSO superpacket whole, one superframe of up to
+	 * VNIC_CABLE_GSO_MAX bytes in one slot with its GSO metadata, to a
+	 * receiving device that takes them (its driver negotiated large
+	 * receive); MTU frames otherwise. Slots are that large. Fixed at create.
+	 */
+	bool tso;
 };
 
 /*
@@ -79,6 +89,8 @@ struct vnic_cable_stats {
 	uint64_t corrupted;
 	uint64_t tx_full;	/* reserve calls that got fewer slots than asked */
 	uint64_t notifies;	/* receiver notified (its irq was armed) */
+	uint64_t tx_super;	/* of tx_frames, TSO superframes (cable tso) */
+	uint64_t drop_super;	/* superframes the receiver no longer takes */
 };
 
 struct vnic_cable;
@@ -110,16 +122,16 @@ struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end);
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st);
 /*
  * Any thread, any time: new rate_bps, delay_ns, loss, reorder, corrupt and
- * seed for both directions. mtu and slots size the rings: they must be the
- * cable's (0 = the default, as at create). Each direction's producer takes
+ * seed for both directions. mtu, slots and tso size the rings: they must be
+ * the cable's (0 = the default, as at create). Each direction's producer takes
  * the new values at its next commit, from a copy published by a sequence
  * count (one load per commit when nothing changed; no lock on the
  * datapath). Frames already on the line keep the time they were stamped
  * with (a new delay or rate applies to frames committed from then on; a
  * frame never overtakes an earlier one); a frame held back to be reordered
  * goes behind the next one committed; a seed that changes starts each
- * direction's generator over. 0, or -EINVAL (mtu or slots differ, a
- * probability out of [0, 1]: nothing changed).
+ * direction's generator over. 0, or -EINVAL (mtu, slots or tso differ,
+ * a probability out of [0, 1]: nothing changed).
  */
 int vnic_cable_set(struct vnic_cable *c, const struct vnic_cable_cfg *cfg);
 /* Any thread: the configuration in force (the last set, or create's with its defaults). */

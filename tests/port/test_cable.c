@@ -424,6 +424,113 @@ static void test_notify_armed(void **state)
 	vnic_cable_destroy(t.c);
 }
 
+/* A superframe of len bytes as a device's send_super leaves it: GSO metadata set. */
+static void write_super(struct vnic_pkt *p, uint32_t len, uint32_t id)
+{
+	write_frame(p, len, id);
+	p->gso_type = VNIC_GSO_TCPV4;
+	p->gso_size = 1448;
+	p->gso_segs = (uint16_t)((len - 66 + 1447) / 1448);
+	p->l2_len = VNIC_ETH_HLEN;
+	p->l3_len = 20;
+	p->l4_len = 32;
+}
+
+/*
+ * cable tso: slots hold a superframe; one crosses whole with its metadata
+ * once the receiver takes them, never before, never larger than it takes,
+ * and never while corruption is on.
+ */
+static void test_tso_superframe(void **state)
+{
+	struct vnic_cable_cfg cfg = { .tso = true };
+	struct vnic_cable_stats st;
+	struct vnic_pkt *s[3], *f[MAXF];
+	struct cab t;
+	uint32_t i;
+
+	(void)state;
+	cab_open(&t, &cfg);
+	assert_int_equal(t.a->mtu, 1500);
+	assert_int_equal(t.a->frame_size, VNIC_CABLE_GSO_MAX);
+	assert_int_equal(t.b->rx_gso_max_size, VNIC_CABLE_GSO_MAX);
+	assert_int_equal(t.c->cfg.slots, VNIC_CABLE_TSO_DEFAULT_SLOTS);
+	/* nobody took superframes yet: the sender must segment */
+	assert_int_equal(t.a->ops->tx_gso_max(t.a), 0);
+	assert_int_equal(t.a->ops->tx_reserve(t.a, s, 1), 1);
+	write_super(s[0], 30000, 1);
+	t.a->ops->tx_commit(t.a, s, 1, 1);
+	assert_int_equal(t.b->ops->rx_peek(t.b, f, MAXF), 0);
+	vnic_cable_stats(t.c, 0, &st);
+	assert_int_equal(st.drop_super, 1);
+
+	/* b takes up to 40000 bytes: a's sends are told, b's are not */
+	t.b->ops->rx_gso_take(t.b, 40000);
+	assert_int_equal(t.a->ops->tx_gso_max(t.a), 40000);
+	assert_int_equal(t.b->ops->tx_gso_max(t.b), 0);
+	assert_int_equal(t.a->ops->tx_reserve(t.a, s, 3), 3);
+	write_super(s[0], 30000, 2);
+	write_super(s[1], 40001, 3);	/* larger than b takes */
+	write_frame(s[2], 1514, 4);	/* an MTU frame between them */
+	t.a->ops->tx_commit(t.a, s, 3, 3);
+	assert_int_equal(t.b->ops->rx_peek(t.b, f, MAXF), 2);
+	assert_int_equal(frame_id(f[0]), 2);
+	assert_int_equal(f[0]->len, 30000);
+	for (i = VNIC_ETH_HLEN + 12; i < 30000; i++)
+		if (f[0]->data[i] != (uint8_t)(2 * 7 + i))
+			fail_msg("superframe byte %u changed", i);
+	assert_int_equal(f[0]->gso_type, VNIC_GSO_TCPV4);
+	assert_int_equal(f[0]->gso_size, 1448);
+	assert_int_equal(f[0]->l3_len, 20);
+	assert_int_equal(f[0]->l4_len, 32);
+	assert_int_equal(frame_id(f[1]), 4);
+	assert_int_equal(f[1]->gso_size, 0);
+	t.b->ops->rx_release(t.b, 2);
+	vnic_cable_stats(t.c, 0, &st);
+	assert_int_equal(st.tx_super, 1);
+	assert_int_equal(st.drop_super, 2);
+	assert_int_equal(st.tx_frames, 2);
+
+	/* corruption on: MTU frames only, since a flipped bit in a superframe hides */
+	cfg.corrupt = 0.5;
+	assert_int_equal(vnic_cable_set(t.c, &cfg), 0);
+	send(t.a, 1, 64, 5); /* the producer takes the settings at its commit */
+	assert_int_equal(t.a->ops->tx_gso_max(t.a), 0);
+	/* a reset on b's side: it takes none any more */
+	cfg.corrupt = 0;
+	assert_int_equal(vnic_cable_set(t.c, &cfg), 0);
+	send(t.a, 1, 64, 6);
+	assert_int_equal(t.a->ops->tx_gso_max(t.a), 40000);
+	t.b->ops->rx_gso_take(t.b, 0);
+	assert_int_equal(t.a->ops->tx_gso_max(t.a), 0);
+	/* tso sizes the slots: not a live setting */
+	cfg.tso = false;
+	assert_int_equal(vnic_cable_set(t.c, &cfg), -EINVAL);
+	vnic_cable_destroy(t.c);
+}
+
+/* Without tso a cable never offers or takes superframes: MTU frames only. */
+static void test_tso_off(void **state)
+{
+	struct vnic_cable_stats st;
+	struct vnic_pkt *s[1];
+	struct cab t;
+
+	(void)state;
+	cab_open(&t, NULL);
+	assert_int_equal(t.b->rx_gso_max_size, 0);
+	t.b->ops->rx_gso_take(t.b, 40000);
+	assert_int_equal(t.a->ops->tx_gso_max(t.a), 0);
+	assert_int_equal(t.a->ops->tx_reserve(t.a, s, 1), 1);
+	write_super(s[0], 1514, 1);
+	s[0]->len = 1600; /* a device that ignored the answer: too long for the MTU */
+	t.a->ops->tx_commit(t.a, s, 1, 1);
+	vnic_cable_stats(t.c, 0, &st);
+	assert_int_equal(st.drop_mtu, 1);
+	assert_int_equal(st.tx_super, 0);
+	vnic_cable_destroy(t.c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +542,8 @@ int main(void)
 		cmocka_unit_test(test_loss_reorder_corrupt),
 		cmocka_unit_test(test_ring_full),
 		cmocka_unit_test(test_notify_armed),
+		cmocka_unit_test(test_tso_superframe),
+		cmocka_unit_test(test_tso_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
