@@ -296,6 +296,31 @@ enum {
 	MAX_IP6_HDR = VNIC_MAX_HDRS - VNIC_ETH_HLEN - VNIC_VLAN_HLEN - MAX_TCP_HDR,
 };
 
+/*
+ * Large receive (docs/PROTOCOL.md section 8.5): offered only on a wire that
+ * can hand us a superframe (the cable with cable-tso, whose other end then
+ * sends them), as large as RX_MAX_CHUNKS posted buffers hold. 0: not offered.
+ */
+static uint32_t large_rx_offer(const struct vnic_dev *dev)
+{
+	const struct vnic_wire *w = dev->wire;
+	uint32_t n = dev->req_rx_add_entries / 2;
+	uint64_t bufs;
+
+	/* half the ring at most: the driver refills a ring half empty (ibmvnic rr 1/7) */
+	bufs = (uint64_t)(n < RX_MAX_CHUNKS ? n : RX_MAX_CHUNKS) * dev->rx_buf_size;
+	if (!w->rx_gso_max_size || !w->ops->rx_gso_take || bufs <= dev->req_mtu + VNIC_VLAN_HLEN)
+		return 0;
+	return bufs < w->rx_gso_max_size ? (uint32_t)bufs : w->rx_gso_max_size;
+}
+
+static void large_rx_take(struct vnic_dev *dev, uint32_t max)
+{
+	dev->large_rx_max = max;
+	if (dev->wire->ops->rx_gso_take)
+		dev->wire->ops->rx_gso_take(dev->wire, max);
+}
+
 static void offload_offer(const struct vnic_dev *dev, struct vnic_ip_offload *b)
 {
 	const struct vnic_dev_config *cfg = &dev->cfg;
@@ -311,6 +336,9 @@ static void offload_offer(const struct vnic_dev *dev, struct vnic_ip_offload *b)
 	b->udp_ipv6_chksum = cfg->csum_ipv6;
 	b->large_tx_ipv4 = cfg->lso_ipv4;
 	b->large_tx_ipv6 = cfg->lso_ipv6;
+	b->large_rx_ipv4 = large_rx_offer(dev) != 0;
+	b->large_rx_ipv6 = b->large_rx_ipv4;
+	vnic_be32_put(&b->max_large_rx_size, large_rx_offer(dev));
 	/* Frames with bad checksums are always delivered, flags clear. */
 	b->bad_packet_rx = 1;
 	vnic_be16_put(&b->max_ipv4_hdr_size, MAX_IP4_HDR);
@@ -364,6 +392,8 @@ static void offloads_set(struct dev_offloads *ol, const struct dev_offloads *v)
 	vnic_ctr_store(&ol->lso4, v->lso4);
 	vnic_ctr_store(&ol->lso6, v->lso6);
 	vnic_ctr_store(&ol->bad_packet_rx, v->bad_packet_rx);
+	vnic_ctr_store(&ol->large_rx4, v->large_rx4);
+	vnic_ctr_store(&ol->large_rx6, v->large_rx6);
 }
 
 /* A control byte: 0 or 1, and 1 only if offered. */
@@ -412,8 +442,12 @@ static uint8_t cmd_control_offload(struct vnic_dev *dev, struct vnic_crq *rsp)
 		.lso4 = want.large_tx_ipv4,
 		.lso6 = want.large_tx_ipv6,
 		.bad_packet_rx = want.bad_packet_rx,
+		.large_rx4 = want.large_rx_ipv4,
+		.large_rx6 = want.large_rx_ipv6,
 	};
 	offloads_set(&dev->ol, &on);
+	/* from now on the cable's other end may send us superframes */
+	large_rx_take(dev, on.large_rx4 || on.large_rx6 ? large_rx_offer(dev) : 0);
 	return VNIC_RC_SUCCESS;
 }
 
@@ -532,7 +566,7 @@ static void queues_free(struct vnic_dev *dev)
 		vnic_ctr_set32(&rxq->head, 0);
 		vnic_ctr_set32(&rxq->tail, 0);
 		rxq->fifo_mask = 0;
-		rxq->has_unsent = false;
+		rxq->unsent_pos = rxq->unsent_n = 0;
 	}
 	vnic_ctr_store(&dev->ntxq, 0);
 	vnic_ctr_store(&dev->nrxq, 0);
@@ -573,7 +607,7 @@ static int queues_alloc(struct vnic_dev *dev, const uint32_t *txcomp, const uint
 		rxq->fifo_mask = rx_size - 1;
 		vnic_ctr_set32(&rxq->head, 0);
 		vnic_ctr_set32(&rxq->tail, 0);
-		rxq->has_unsent = false;
+		rxq->unsent_pos = rxq->unsent_n = 0;
 		err = vnic_hv_reg_subcrq(dev->hv, VNIC_HV_SERVER, rx_size, &rxq->add);
 		if (err)
 			goto err_free;
@@ -795,6 +829,7 @@ void vnic_dev_reset(struct vnic_dev *dev)
 	dev->down_pending = false;
 	memset(dev->ltb, 0, sizeof(dev->ltb));
 	offloads_set(&dev->ol, &(const struct dev_offloads){0});
+	large_rx_take(dev, 0);
 	requests_default(dev);
 	vnic_ctr_inc(&dev->ctl_st.resets);
 }

@@ -391,6 +391,9 @@ static void rxq_counters(struct ctr_sink *s, const struct dev_rxq *rxq, unsigned
 	put(s, vnic_ctr_read(&st->drop_no_buffer), "rx%u_drop_no_buffer", q);
 	put(s, vnic_ctr_read(&st->drop_too_big), "rx%u_drop_too_big", q);
 	put(s, vnic_ctr_read(&st->drop_buf_fault), "rx%u_drop_buf_fault", q);
+	put(s, vnic_ctr_read(&st->lro_frames), "rx%u_lro_frames", q);
+	put(s, vnic_ctr_read(&st->lro_bufs), "rx%u_lro_bufs", q);
+	put(s, vnic_ctr_read(&st->lro_buf_waits), "rx%u_lro_buf_waits", q);
 	coal_counters(s, &rxq->coal, "rx", q);
 }
 
@@ -400,6 +403,8 @@ static uint64_t offload_bits(const struct dev_offloads *ol)
 	return (uint64_t)vnic_ctr_load(&ol->tcp4) << 2 | (uint64_t)vnic_ctr_load(&ol->tcp6) << 3 |
 	       (uint64_t)vnic_ctr_load(&ol->udp4) << 4 | (uint64_t)vnic_ctr_load(&ol->udp6) << 5 |
 	       (uint64_t)vnic_ctr_load(&ol->lso4) << 6 | (uint64_t)vnic_ctr_load(&ol->lso6) << 7 |
+	       (uint64_t)vnic_ctr_load(&ol->large_rx4) << 8 |
+	       (uint64_t)vnic_ctr_load(&ol->large_rx6) << 9 |
 	       (uint64_t)vnic_ctr_load(&ol->bad_packet_rx) << 10;
 }
 
@@ -454,6 +459,8 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 	put(&s, vnic_ctr_read(&dev->rx_st.drop_link_down), "rx_drop_link_down");
 	put(&s, vnic_ctr_read(&dev->rx_st.drop_halted), "rx_drop_halted");
 	put(&s, vnic_ctr_read(&dev->rx_st.parse_errors), "rx_parse_errors");
+	put(&s, vnic_ctr_read(&dev->rx_st.drop_super_off), "rx_drop_super_off");
+	put(&s, vnic_ctr_read(&dev->rx_st.drop_bad_super), "rx_drop_bad_super");
 	for (i = 0; i < vnic_ctr_load(&dev->rxq_hw); i++)
 		rxq_counters(&s, &dev->rxq[i], i);
 	return s.n;

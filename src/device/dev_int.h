@@ -76,6 +76,18 @@ enum {
 	/* two per command (read only with the outbox empty) and what faults add */
 	CTL_OUTBOX = 16,
 	RX_BATCH = 32,
+	/*
+	 * Buffers one large receive may span: at least 64 KiB in buffers of a
+	 * 1500-byte MTU (offered only when they hold VNIC_CABLE_GSO_MAX), and
+	 * what rxq->unsent holds when the driver's ring fills in the middle.
+	 */
+	RX_MAX_CHUNKS = 48,
+	/*
+	 * Retries (DEV_RETRY_NS apart, 1 ms in all) a superframe waits for
+	 * buffers before it is dropped: a driver in another process (split)
+	 * takes longer to replenish than one on our cpu.
+	 */
+	RX_BUF_WAITS = 50,
 };
 
 /* One direction's coalescing as the engines apply it (coal.c). */
@@ -145,6 +157,9 @@ struct dev_rxq_stats {
 	uint64_t drop_no_buffer;
 	uint64_t drop_too_big;	 /* frame longer than the oldest posted buffer */
 	uint64_t drop_buf_fault; /* buffer no longer translates: completed with an error */
+	uint64_t lro_frames;	 /* large receives (superframes) delivered */
+	uint64_t lro_bufs;	 /* the buffers they took */
+	uint64_t lro_buf_waits;	 /* a superframe left on the wire for buffers, a retry */
 };
 
 struct dev_rxq {
@@ -154,9 +169,9 @@ struct dev_rxq {
 	struct rx_buf *fifo;
 	uint32_t fifo_mask;
 	uint32_t head, tail;
-	/* a completion the driver's ring had no room for */
-	union vnic_subcrq_entry unsent;
-	bool has_unsent;
+	/* completions the driver's ring had no room for: unsent[unsent_pos..unsent_n) */
+	union vnic_subcrq_entry unsent[RX_MAX_CHUNKS];
+	uint32_t unsent_pos, unsent_n;
 	struct dev_coal_ring coal;
 	struct dev_rxq_stats st;
 } vnic_cacheline_aligned;
@@ -171,6 +186,7 @@ struct dev_offloads {
 	bool tcp4, udp4, tcp6, udp6;
 	bool lso4, lso6;
 	bool bad_packet_rx;
+	bool large_rx4, large_rx6; /* superframes from the wire, as large receives */
 };
 
 struct dev_ctl_stats {
@@ -193,6 +209,8 @@ struct dev_rx_stats {
 	uint64_t drop_link_down;
 	uint64_t drop_halted;  /* after a fatal error, until the next INIT */
 	uint64_t parse_errors; /* delivered with the checksum flags clear */
+	uint64_t drop_super_off; /* a superframe, large receive not negotiated */
+	uint64_t drop_bad_super; /* its GSO metadata disagrees with its headers */
 };
 
 struct dev_fault_stats {
@@ -280,6 +298,7 @@ struct vnic_dev {
 	uint32_t req_ind_descs;
 	uint32_t rx_buf_size; /* told at login */
 	struct dev_offloads ol;
+	uint32_t large_rx_max; /* the largest superframe taken, with large_rx4 or 6 */
 	struct dev_ltb ltb[VNIC_MAX_MAP_ID + 1];
 
 	/* queues in use (from login) and the most ever used, for counters */
@@ -291,6 +310,8 @@ struct vnic_dev {
 	/* rx engine */
 	struct vnic_napi rx_napi;
 	bool rx_blocked;
+	/* looks a superframe has waited for its buffers (RX_BUF_WAITS at most) */
+	uint8_t rx_buf_waits;
 	struct dev_rx_stats rx_st;
 
 	struct dev_ctl_stats ctl_st;

@@ -201,8 +201,10 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * rxN_bytes, rxN_ip_csum_good, rxN_ip_csum_bad, rxN_csum_good, rxN_csum_bad,
  * rxN_bufs_posted, rxN_bufs_avail, rxN_bad_rx_add_{map_id,ioba,len},
  * rxN_completions, rxN_comp_busy, rxN_comp_lost, rxN_drop_{no_buffer,
- * too_big,buf_fault}. Engine-wide: rx_filtered, rx_drop_runt, rx_drop_link_down,
- * rx_drop_halted, rx_parse_errors. Control: ctl_commands, ctl_rc_<rc> per return code
+ * too_big,buf_fault}, rxN_lro_frames, rxN_lro_bufs, rxN_lro_buf_waits (large
+ * receives, docs/PROTOCOL.md section 8.5). Engine-wide: rx_filtered, rx_drop_runt,
+ * rx_drop_link_down, rx_drop_halted, rx_parse_errors, rx_drop_super_off,
+ * rx_drop_bad_super. Control: ctl_commands, ctl_rc_<rc> per return code
  * (success, partialsuccess, permission, nomemory, parameter,
  * unknowncommand, aborted, invalidstate, invalidioba, invalidlength,
  * unsupportedoption), ctl_inits, ctl_xport_events, ctl_ignored,

@@ -109,7 +109,7 @@ void vnic_dev_rx_forget(struct vnic_dev *dev, struct dev_rxq *rxq)
 {
 	(void)dev;
 	vnic_ctr_set32(&rxq->head, rxq->tail);
-	rxq->has_unsent = false;
+	rxq->unsent_pos = rxq->unsent_n = 0;
 	vnic_dev_coal_forget(&rxq->coal);
 	if (!rxq->add)
 		return;
@@ -119,24 +119,50 @@ void vnic_dev_rx_forget(struct vnic_dev *dev, struct dev_rxq *rxq)
 
 /* --- completions --------------------------------------------------------------- */
 
-/* false: the driver's ring is full and e waits in rxq->unsent. */
-static bool comp_send(struct vnic_dev *dev, struct dev_rxq *rxq, const union vnic_subcrq_entry *e)
+/*
+ * One completion. The frame's last (END_FRAME) goes through coalescing and
+ * counts as one; the buffers before it in a large receive go without an
+ * interrupt: the driver cannot use them before the last arrives anyway.
+ */
+static long comp_send_one(struct vnic_dev *dev, struct dev_rxq *rxq,
+			  const union vnic_subcrq_entry *e)
 {
-	long rc = vnic_dev_coal_send(dev, &dev->coal.rx, &rxq->coal, rxq->comp_handle, e, 1);
+	if (e->rx_comp.flags & VNIC_RXC_END_FRAME)
+		return vnic_dev_coal_send(dev, &dev->coal.rx, &rxq->coal, rxq->comp_handle, e, 1);
+	return vnic_hv_send_subcrq_noirq(dev->hv, VNIC_HV_SERVER, rxq->comp_handle, e);
+}
 
-	if (rc == VNIC_H_SUCCESS) {
-		vnic_ctr_inc(&rxq->st.completions);
-		return true;
+/*
+ * Sends e[0..n) (n <= RX_MAX_CHUNKS) in order. false: the driver's ring is
+ * full, and what was not sent waits in rxq->unsent (e may point into it
+ * already: then only the position moves).
+ */
+static bool comp_send(struct vnic_dev *dev, struct dev_rxq *rxq, const union vnic_subcrq_entry *e,
+		      unsigned int n)
+{
+	bool stashed = e >= rxq->unsent && e < rxq->unsent + RX_MAX_CHUNKS;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		long rc = comp_send_one(dev, rxq, &e[i]);
+
+		if (rc == VNIC_H_BUSY) {
+			vnic_ctr_inc(&rxq->st.comp_busy);
+			if (stashed) {
+				rxq->unsent_pos = (uint32_t)(&e[i] - rxq->unsent);
+			} else {
+				memcpy(rxq->unsent, &e[i], (n - i) * sizeof(*e));
+				rxq->unsent_pos = 0;
+				rxq->unsent_n = n - i;
+			}
+			return false;
+		}
+		if (rc == VNIC_H_SUCCESS)
+			vnic_ctr_inc(&rxq->st.completions);
+		else /* CLOSED: the driver is gone. PARAMETER: it gave us a bad handle. */
+			vnic_ctr_inc(&rxq->st.comp_lost);
 	}
-	if (rc == VNIC_H_BUSY) {
-		vnic_ctr_inc(&rxq->st.comp_busy);
-		if (e != &rxq->unsent)
-			rxq->unsent = *e;
-		rxq->has_unsent = true;
-		return false;
-	}
-	/* CLOSED: the driver is gone. PARAMETER: it gave us a bad handle. */
-	vnic_ctr_inc(&rxq->st.comp_lost);
+	rxq->unsent_pos = rxq->unsent_n = 0;
 	return true;
 }
 
@@ -146,17 +172,17 @@ static bool retry_unsent(struct vnic_dev *dev)
 
 	for (i = 0; i < dev->nrxq; i++) {
 		struct dev_rxq *rxq = &dev->rxq[i];
+		uint32_t pos = rxq->unsent_pos, n = rxq->unsent_n;
 
-		if (!rxq->has_unsent)
+		if (pos >= n)
 			continue;
-		rxq->has_unsent = false;
-		if (!comp_send(dev, rxq, &rxq->unsent))
+		if (!comp_send(dev, rxq, &rxq->unsent[pos], n - pos))
 			return false;
 	}
 	return true;
 }
 
-/* --- one frame ------------------------------------------------------------------ */
+/* --- copy and filter -------------------------------------------------------------- */
 
 /*
  * Copies the frame into the posted buffer and verifies what can be
@@ -203,8 +229,173 @@ static bool for_us(const struct vnic_dev *dev, const uint8_t *dst)
 	return !dev->cfg.rx_filter || (dst[0] & 1) || !memcmp(dst, dev->cfg.mac, 6);
 }
 
-/* Delivers one frame or drops it. false: its completion waits for room. */
-static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
+/* What became of a frame the wire handed us. */
+enum rx_outcome {
+	RX_DONE,      /* delivered or dropped: release it */
+	RX_COMP_WAIT, /* delivered, its completion waits for room: release it, then stop */
+	RX_BUF_WAIT,  /* left on the wire, to be looked at again: stop */
+};
+
+/* --- large receive --------------------------------------------------------------- */
+
+/*
+ * A superframe's GSO metadata, written by the device at the cable's other
+ * end, against the frame's own headers; the large receive type on success.
+ * Every segment it stands for must fit the MTU our driver negotiated.
+ */
+static bool super_ok(const struct vnic_dev *dev, const struct vnic_pkt *f,
+		     const struct vnic_hdrs *h, enum vnic_parse_err err, uint8_t *type)
+{
+	bool tcp = h->l4_proto == VNIC_IPPROTO_TCP, v4 = h->l3_proto == VNIC_ETH_P_IP;
+	uint32_t hdrs = (uint32_t)h->l2_len + h->l3_len + h->l4_len;
+
+	if (err != VNIC_PARSE_OK || !(h->flags & VNIC_HDRS_F_L4) || (h->flags & VNIC_HDRS_F_FRAG) ||
+	    h->trailer_len)
+		return false;
+	if (f->l2_len != h->l2_len || f->l3_len != h->l3_len || f->l4_len != h->l4_len)
+		return false;
+	switch (f->gso_type) {
+	case VNIC_GSO_TCPV4:
+	case VNIC_GSO_TCPV4 | VNIC_GSO_TCP_ECN:
+		if (!tcp || !v4)
+			return false;
+		*type = VNIC_RX_LRO_TCPV4;
+		break;
+	case VNIC_GSO_TCPV6:
+	case VNIC_GSO_TCPV6 | VNIC_GSO_TCP_ECN:
+		if (!tcp || h->l3_proto != VNIC_ETH_P_IPV6)
+			return false;
+		*type = VNIC_RX_LRO_TCPV6;
+		break;
+	case VNIC_GSO_UDP_L4:
+		if (h->l4_proto != VNIC_IPPROTO_UDP)
+			return false;
+		*type = VNIC_RX_LRO_UDP_L4;
+		break;
+	default:
+		return false;
+	}
+	if (f->gso_type & VNIC_GSO_TCP_ECN)
+		*type |= VNIC_RX_LRO_TCP_ECN;
+	if (!f->gso_size || f->len <= hdrs ||
+	    (uint32_t)h->l3_len + h->l4_len + f->gso_size > dev_mtu(dev))
+		return false;
+	return (f->len - hdrs + f->gso_size - 1u) / f->gso_size <= VNIC_GSO_MAX_SEGS;
+}
+
+/* How many posted buffers, oldest first, hold len bytes; 0 if not that many. */
+static uint32_t super_bufs(struct vnic_dev *dev, struct dev_rxq *rxq, uint32_t len)
+{
+	uint64_t room = 0;
+	uint32_t k = 0;
+
+	while (room < len) {
+		if (k == RX_MAX_CHUNKS)
+			return 0;
+		if (rxq->head + k == rxq->tail)
+			vnic_dev_rx_refill(dev, rxq);
+		if (rxq->head + k == rxq->tail)
+			return 0;
+		room += rxq->fifo[(rxq->head + k) & rxq->fifo_mask].len;
+		k++;
+	}
+	return k;
+}
+
+/*
+ * A superframe into k posted buffers in order, as one large receive
+ * (docs/PROTOCOL.md section 8.5): a completion per buffer, END_FRAME and
+ * the GSO metadata in the last. Its payload checksum is the sender's to
+ * finish (the driver marks it partial), so only the IPv4 header's is
+ * verified. The completions are built in rxq->unsent, empty whenever a
+ * frame is taken (rx_poll stops while it is not).
+ */
+static enum rx_outcome rx_super(struct vnic_dev *dev, struct dev_rxq *rxq, const struct vnic_pkt *f,
+				const struct vnic_hdrs *h, enum vnic_parse_err err)
+{
+	union vnic_subcrq_entry *e = rxq->unsent;
+	uint8_t *dst[RX_MAX_CHUNKS];
+	uint8_t type = 0, flags = VNIC_RXC_IP_CHKSUM_GOOD;
+	uint32_t k, i, off = 0;
+	bool fault = false;
+
+	if (!(dev->ol.large_rx4 || dev->ol.large_rx6) || f->len > dev->large_rx_max) {
+		vnic_ctr_inc(&dev->rx_st.drop_super_off);
+		VNIC_PROBE3(drop, "dev_rx", "super_off", 0);
+		return RX_DONE;
+	}
+	if (!super_ok(dev, f, h, err, &type)) {
+		vnic_ctr_inc(&dev->rx_st.drop_bad_super);
+		VNIC_PROBE3(drop, "dev_rx", "bad_super", 0);
+		return RX_DONE;
+	}
+	k = super_bufs(dev, rxq, f->len);
+	if (!k && dev->rx_buf_waits < RX_BUF_WAITS) {
+		/*
+		 * Tens of buffers at once: the driver, whose NAPI is still to
+		 * run behind our poll, replenishes them soon. Left on the wire
+		 * for a few retries, then dropped, as an MTU frame is at once.
+		 */
+		dev->rx_buf_waits++;
+		vnic_ctr_inc(&rxq->st.lro_buf_waits);
+		return RX_BUF_WAIT;
+	}
+	dev->rx_buf_waits = 0;
+	if (!k) {
+		vnic_ctr_inc(&rxq->st.drop_no_buffer);
+		VNIC_PROBE3(drop, "dev_rx", "no_buffer", 0);
+		return RX_DONE;
+	}
+	memset(e, 0, k * sizeof(*e));
+	for (i = 0; i < k; i++) {
+		const struct rx_buf *b = &rxq->fifo[(rxq->head + i) & rxq->fifo_mask];
+		uint32_t clen = f->len - off < b->len ? f->len - off : b->len;
+
+		e[i].rx_comp.first = VNIC_SUBCRQ_VALID;
+		vnic_be64_put(&e[i].rx_comp.correlator, b->correlator);
+		vnic_be32_put(&e[i].rx_comp.len, clen);
+		dst[i] = vnic_hv_dma_translate(dev->hv, b->ioba, clen);
+		fault |= !dst[i];
+		off += clen;
+	}
+	vnic_ctr_add32(&rxq->head, k);
+	/* in place: what the driver's ring has no room for stays where it is */
+	rxq->unsent_pos = 0;
+	rxq->unsent_n = k;
+	if (vnic_unlikely(fault)) {
+		/* unmapped since posted: each buffer back with an error, a frame of its own */
+		vnic_ctr_inc(&rxq->st.drop_buf_fault);
+		VNIC_PROBE3(drop, "dev_rx", "buf_fault", 0);
+		for (i = 0; i < k; i++) {
+			e[i].rx_comp.flags = VNIC_RXC_END_FRAME;
+			vnic_be16_put(&e[i].rx_comp.rc, VNIC_RC_INVALIDIOBA);
+		}
+		return comp_send(dev, rxq, e, k) ? RX_DONE : RX_COMP_WAIT;
+	}
+	for (i = 0, off = 0; i < k; i++) {
+		uint32_t clen = vnic_be32_get(&e[i].rx_comp.len);
+
+		memcpy(dst[i], f->data + off, clen);
+		off += clen;
+	}
+	vnic_hv_dma_charge(dev->hv, f->len);
+	if (h->l3_proto == VNIC_ETH_P_IP && !vnic_csum_ip4_ok(f->data + h->l3_off, h->l3_len))
+		flags = 0;
+	vnic_ctr_inc(flags ? &rxq->st.ip_csum_good : &rxq->st.ip_csum_bad);
+	e[k - 1].rx_comp.flags = flags | VNIC_RXC_END_FRAME;
+	vnic_be16_put(&e[k - 1].rx_comp.lro_mss, f->gso_size);
+	e[k - 1].rx_comp.lro_type = type;
+	vnic_ctr_inc(&rxq->st.frames);
+	vnic_ctr_add(&rxq->st.bytes, f->len);
+	vnic_ctr_inc(&rxq->st.lro_frames);
+	vnic_ctr_add(&rxq->st.lro_bufs, k);
+	return comp_send(dev, rxq, e, k) ? RX_DONE : RX_COMP_WAIT;
+}
+
+/* --- one frame ------------------------------------------------------------------ */
+
+/* Delivers one frame, drops it, or leaves it on the wire for a while. */
+static enum rx_outcome rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 {
 	union vnic_subcrq_entry e;
 	enum vnic_parse_err err;
@@ -218,41 +409,43 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 	if (vnic_unlikely(f->len < VNIC_ETH_HLEN)) {
 		vnic_ctr_inc(&dev->rx_st.drop_runt);
 		VNIC_PROBE3(drop, "dev_rx", "runt", 0);
-		return true;
+		return RX_DONE;
 	}
 	if (!for_us(dev, f->data)) {
 		vnic_ctr_inc(&dev->rx_st.filtered);
 		VNIC_PROBE3(drop, "dev_rx", "filtered", 0);
-		return true;
+		return RX_DONE;
 	}
 	if (vnic_unlikely(!dev->link_up || !dev->nrxq || !dev->phys_up)) {
 		vnic_ctr_inc(&dev->rx_st.drop_link_down);
 		VNIC_PROBE3(drop, "dev_rx", "link_down", 0);
-		return true;
+		return RX_DONE;
 	}
 	if (vnic_unlikely(dev->halted)) {
 		vnic_ctr_inc(&dev->rx_st.drop_halted);
 		VNIC_PROBE3(drop, "dev_rx", "halted", 0);
-		return true;
+		return RX_DONE;
 	}
 	err = vnic_parse_frame(f->data, f->len, &h);
 	if (dev->nrxq > 1 && err == VNIC_PARSE_OK)
 		q = vnic_rss_hash_frame(vnic_rss_default_key, f->data, &h) % dev->nrxq;
 	rxq = &dev->rxq[q];
+	if (vnic_unlikely(f->gso_size))
+		return rx_super(dev, rxq, f, &h, err);
 
 	if (rxq->head == rxq->tail)
 		vnic_dev_rx_refill(dev, rxq);
 	if (rxq->head == rxq->tail) {
 		vnic_ctr_inc(&rxq->st.drop_no_buffer);
 		VNIC_PROBE3(drop, "dev_rx", "no_buffer", 0);
-		return true;
+		return RX_DONE;
 	}
 	b = &rxq->fifo[rxq->head & rxq->fifo_mask];
 	if (vnic_unlikely(f->len > b->len)) {
 		/* a peer with a larger MTU: the buffer stays for the next frame */
 		vnic_ctr_inc(&rxq->st.drop_too_big);
 		VNIC_PROBE3(drop, "dev_rx", "too_big", 0);
-		return true;
+		return RX_DONE;
 	}
 	vnic_ctr_add32(&rxq->head, 1);
 
@@ -265,7 +458,7 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 		vnic_ctr_inc(&rxq->st.drop_buf_fault);
 		VNIC_PROBE3(drop, "dev_rx", "buf_fault", 0);
 		vnic_be16_put(&e.rx_comp.rc, VNIC_RC_INVALIDIOBA);
-		return comp_send(dev, rxq, &e);
+		return comp_send(dev, rxq, &e, 1) ? RX_DONE : RX_COMP_WAIT;
 	}
 	if (err == VNIC_PARSE_OK) {
 		flags = copy_verify(rxq, dst, f->data, f->len, &h);
@@ -280,7 +473,7 @@ static bool rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 	vnic_be32_put(&e.rx_comp.len, f->len);
 	vnic_ctr_inc(&rxq->st.frames);
 	vnic_ctr_add(&rxq->st.bytes, f->len);
-	return comp_send(dev, rxq, &e);
+	return comp_send(dev, rxq, &e, 1) ? RX_DONE : RX_COMP_WAIT;
 }
 
 /* --- poll --------------------------------------------------------------------------- */
@@ -306,11 +499,14 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 			want = RX_BATCH;
 		n = w->ops->rx_peek(w, frames, want);
 		for (k = 0; k < n; k++) {
-			if (!rx_one(dev, frames[k])) {
-				dev->rx_blocked = true;
+			enum rx_outcome o = rx_one(dev, frames[k]);
+
+			if (o == RX_DONE)
+				continue;
+			dev->rx_blocked = true;
+			if (o == RX_COMP_WAIT)
 				k++; /* copied: its completion is what waits */
-				break;
-			}
+			break;
 		}
 		w->ops->rx_release(w, k);
 		done += (int)k;
@@ -332,7 +528,8 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 	return done;
 
 blocked:
-	/* the driver's rx completion ring is full; it does not tell us when it drains */
+	/* the driver's rx completion ring is full, or a superframe waits for buffers: the
+	 * driver tells us of neither */
 	dev->rx_blocked = true;
 	vnic_poller_set_timer(&napi->poller, vnic_now_ns() + DEV_RETRY_NS);
 	return 0;

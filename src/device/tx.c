@@ -522,10 +522,24 @@ static int send_csum(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 }
 
 /*
+ * The largest superframe the wire takes now: a kernel's (AF_PACKET with a
+ * vnet header) always, a cable with cable-tso while the device at its other
+ * end takes them (docs/PROTOCOL.md section 8.5, "Large receive"); 0 for MTU
+ * frames only. Once per superpacket.
+ */
+static uint32_t wire_gso_max(struct vnic_wire *w)
+{
+	if (w->gso_max_size)
+		return w->gso_max_size;
+	return w->ops->tx_gso_max ? w->ops->tx_gso_max(w) : 0;
+}
+
+/*
  * LSO onto a wire that takes superframes (the kernel behind it segments, as
- * a NIC's TSO would): one copy into one slot, with the GSO metadata and the
- * headers as parsed and validated above; the wire builds what its kernel
- * needs (a partial checksum, the pseudo-header sum in its field).
+ * a NIC's TSO would, or the device at the cable's other end hands it to its
+ * driver as a large receive): one copy into one slot, with the GSO metadata
+ * and the headers as parsed and validated above; the wire builds what its
+ * kernel needs (a partial checksum, the pseudo-header sum in its field).
  */
 static int send_super(struct dev_txq *txq, struct tx_req *r, const struct vnic_pkt *in, int segs,
 		      enum tx_drop *why)
@@ -600,7 +614,7 @@ static int send_lso(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 		*why = TX_DROP_GSO_FAILED;
 		return -1;
 	}
-	if (dev->wire->gso_max_size && r->len <= dev->wire->gso_max_size)
+	if (r->len <= wire_gso_max(dev->wire))
 		return send_super(txq, r, &in, segs, why);
 	slots = get_slots(txq, (unsigned int)segs, r->hint);
 	if (!slots)

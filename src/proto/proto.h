@@ -755,8 +755,24 @@ enum {
 };
 
 /*
+ * Large receive (ours, section 8.5): what a superframe stands for, in the
+ * last completion of the buffers it spans (the one with END_FRAME). A type
+ * bit, the ECN bit only with a TCP type (CWR on the first segment).
+ */
+enum vnic_rx_lro_type {
+	VNIC_RX_LRO_NONE = 0,
+	VNIC_RX_LRO_TCPV4 = 0x01,
+	VNIC_RX_LRO_TCPV6 = 0x02,
+	VNIC_RX_LRO_UDP_L4 = 0x04,
+	VNIC_RX_LRO_TCP_ECN = 0x80,
+};
+
+/*
  * RX completion, server -> client rx completion ring: len bytes of frame at
- * off_frame_data inside the buffer posted with this correlator.
+ * off_frame_data inside the buffer posted with this correlator. A frame
+ * without END_FRAME goes on in the next completion of the ring (a large
+ * receive, section 8.5); lro_mss and lro_type are ours, 0 but in the last
+ * completion of a large receive.
  */
 struct vnic_rx_comp {
 	uint8_t first;
@@ -766,7 +782,9 @@ struct vnic_rx_comp {
 	struct vnic_be64 correlator;	/* the rx buffer add's, echoed */
 	struct vnic_be16 vlan_tci;
 	struct vnic_be16 rc;		/* enum vnic_rc */
-	uint8_t reserved[12];
+	struct vnic_be16 lro_mss;	/* @20: the segments' payload, gso_size */
+	uint8_t lro_type;		/* @22: enum vnic_rx_lro_type */
+	uint8_t reserved[9];
 };
 
 /*
@@ -834,6 +852,8 @@ static_assert(offsetof(struct vnic_rx_comp, len) == 4, "rxc len @4");
 static_assert(offsetof(struct vnic_rx_comp, correlator) == 8, "rxc correlator @8");
 static_assert(offsetof(struct vnic_rx_comp, vlan_tci) == 16, "rxc vlan_tci @16");
 static_assert(offsetof(struct vnic_rx_comp, rc) == 18, "rxc rc @18");
+static_assert(offsetof(struct vnic_rx_comp, lro_mss) == 20, "rxc lro_mss @20");
+static_assert(offsetof(struct vnic_rx_comp, lro_type) == 22, "rxc lro_type @22");
 static_assert(offsetof(struct vnic_rx_add, correlator) == 8, "rx add correlator @8");
 static_assert(offsetof(struct vnic_rx_add, ioba) == 16, "rx add ioba @16");
 static_assert(offsetof(struct vnic_rx_add, map_id) == 20, "rx add map_id @20");

@@ -355,8 +355,10 @@ void h_bringup(struct h_env *e, unsigned int ntx, unsigned int nrx)
 	assert_int_equal(h_request_cap(e, VNIC_CAP_REQ_IND_DESCS, VNIC_SAFE_IND_DESCS, NULL),
 			 VNIC_RC_SUCCESS);
 	assert_int_equal(h_query_offload(e, &ol), VNIC_RC_SUCCESS);
-	ol.large_rx_ipv4 = 0;
-	ol.large_rx_ipv6 = 0;
+	if (!e->large_rx) {
+		ol.large_rx_ipv4 = 0;
+		ol.large_rx_ipv6 = 0;
+	}
 	assert_int_equal(h_control_offload(e, &ol), VNIC_RC_SUCCESS);
 	assert_int_equal(h_map(e, H_TX_MAP, e->tx_ltb_ioba, H_TX_LTB_SIZE), VNIC_RC_SUCCESS);
 	assert_int_equal(h_map(e, H_RX_MAP, e->rx_ltb_ioba, H_RX_LTB_SIZE), VNIC_RC_SUCCESS);

@@ -59,6 +59,9 @@ struct h_env {
 	unsigned int ntx, nrx;
 	uint32_t rx_buf_size;
 
+	/* h_bringup turns on large receive when offered (else off, as ibmvnic) */
+	bool large_rx;
+
 	/* LINK_STATE_INDICATIONs seen while waiting for responses */
 	unsigned int link_inds;
 	struct vnic_crq last_link_ind;
@@ -105,7 +108,8 @@ uint8_t h_login(struct h_env *e, uint32_t len);
 uint8_t h_link(struct h_env *e, uint8_t state);
 /*
  * INIT .. LINK_STATE(up) with ntx/nrx queues, tx/rx entries 256, MTU 1500,
- * every offered offload turned on, LTBs mapped, no rx buffers posted.
+ * every offered offload turned on (large receive only with e->large_rx),
+ * LTBs mapped, no rx buffers posted.
  */
 void h_bringup(struct h_env *e, unsigned int ntx, unsigned int nrx);
 
