@@ -387,7 +387,7 @@ bool vnic_drv_is_open(const struct vnic_drv *drv);
  * crq_send_errors, ind_fallbacks, policy_changes, neg_tx_queues, neg_rx_queues,
  * neg_tx_entries, neg_rx_entries, neg_mtu (L3), neg_ind_descs,
  * cur_ind_descs, rx_buf_size, desc_req, offloads (bit 0 tcp4, 1 udp4,
- * 2 tcp6, 3 udp6, 4 lso4, 5 lso6), drop_bad_queue, bad_tx_comp_ring,
+ * 2 tcp6, 3 udp6, 4 lso4, 5 lso6, 6 large_rx4, 7 large_rx6), drop_bad_queue, bad_tx_comp_ring,
  * pools_full. Per tx queue N: txN_direct_packets, txN_batched_packets,
  * txN_bytes, txN_dropped_packets, txN_csum_sw, txN_csum_offload,
  * txN_lso_packets, txN_hdr_descs, txN_indirect_flushes, txN_direct_sends,
@@ -407,7 +407,9 @@ bool vnic_drv_is_open(const struct vnic_drv *drv);
  * rxN_delivered (packets handed to the host, an aggregate once),
  * rxN_csum_unnecessary, rxN_parse_errors, rxN_bad_correlator,
  * rxN_drop_rc, rxN_drop_bad_len, rxN_drop_no_pkt, rxN_reset_drained,
- * rxN_replenish_retries, rxN_posted,
+ * rxN_replenish_retries, rxN_posted, rxN_lro_packets and rxN_lro_bufs (large
+ * receives handed up, the buffers they spanned), rxN_drop_lro_too_big,
+ * rxN_drop_lro_bad_meta (docs/PROTOCOL.md section 8.5),
  * rxN_pool_free, rxN_pkt_free, rxN_agg_free.
  *
  * What a report of the link needs is here, readable from any thread: the

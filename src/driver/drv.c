@@ -575,6 +575,10 @@ static const struct ctr_desc rx_ctrs[] = {
 	RXC(drop_no_pkt),
 	RXC(reset_drained),
 	RXC(replenish_retries),
+	RXC(lro_packets),
+	RXC(lro_bufs),
+	RXC(drop_lro_too_big),
+	RXC(drop_lro_bad_meta),
 };
 
 #define DRC(f)                                                                                     \
@@ -668,7 +672,9 @@ static void visit(const struct vnic_drv *drv, struct ctr_visit *v)
 	     (uint64_t)vnic_ctr_load(&drv->ol.tcp6) << 2 |
 	     (uint64_t)vnic_ctr_load(&drv->ol.udp6) << 3 |
 	     (uint64_t)vnic_ctr_load(&drv->ol.lso4) << 4 |
-	     (uint64_t)vnic_ctr_load(&drv->ol.lso6) << 5;
+	     (uint64_t)vnic_ctr_load(&drv->ol.lso6) << 5 |
+	     (uint64_t)vnic_ctr_load(&drv->ol.large_rx4) << 6 |
+	     (uint64_t)vnic_ctr_load(&drv->ol.large_rx6) << 7;
 	put(v, "offloads", ol);
 	put(v, "pools_full", vnic_drv_pools_full(drv));
 

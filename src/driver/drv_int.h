@@ -225,6 +225,10 @@ struct drv_rxq_stats {
 	uint64_t drop_no_pkt;
 	uint64_t reset_drained;	    /* completions of buffers a reset took back */
 	uint64_t replenish_retries; /* a failed replenish tried again from the timer */
+	uint64_t lro_packets;	    /* large receives handed up as one GSO packet */
+	uint64_t lro_bufs;	    /* the buffers they spanned */
+	uint64_t drop_lro_too_big;  /* more bytes than max_large_rx_size or a packet holds */
+	uint64_t drop_lro_bad_meta; /* lro_mss or lro_type disagree with the headers */
 };
 
 struct drv_rxq {
@@ -245,8 +249,12 @@ struct drv_rxq {
 	/* bit t: tx queue t leaves this NAPI at its next poll (live.c) */
 	uint32_t moves;
 	struct vnic_pkt_pool pkts; /* host packets rx hands up */
-	struct vnic_pkt_pool agg;  /* GRO aggregates */
+	struct vnic_pkt_pool agg;  /* GRO aggregates, and large receives */
 	bool pkt_pools;
+	/* a large receive being gathered, its buffers so far (section 8.5) */
+	struct vnic_pkt *lro;
+	uint32_t lro_nbufs;
+	bool lro_skip; /* one was given up: its buffers up to END_FRAME are dropped */
 	struct vnic_deliver deliver;
 	struct vnic_napi napi vnic_cacheline_aligned;
 	struct drv_rxq_stats st;
@@ -431,6 +439,7 @@ struct drv_reset {
 struct drv_offloads {
 	bool tcp4, udp4, tcp6, udp6;
 	bool lso4, lso6;
+	bool large_rx4, large_rx6; /* large receive (docs/PROTOCOL.md section 8.5) */
 };
 
 struct vnic_drv {
@@ -483,6 +492,7 @@ struct vnic_drv {
 	uint8_t req_plain, req_csum, req_lso; /* its bytes */
 	struct drv_offloads ol;
 	uint32_t gso_max; /* largest superpacket the TSO slots and device take */
+	uint32_t lro_max; /* largest large receive taken (max_large_rx_size) */
 	uint16_t min_mss;
 	bool pools_ready; /* LTB pools allocated for the sizes above */
 

@@ -204,6 +204,17 @@ unsigned int vnic_drv_rx_replenish(struct drv_rxq *rxq)
 	return n;
 }
 
+/* A large receive given up: the buffers still to come of it go with it, up to its END_FRAME. */
+static void lro_abandon(struct drv_rxq *rxq, uint8_t flags)
+{
+	if (rxq->lro) {
+		vnic_pkt_free(rxq->lro);
+		rxq->lro = NULL;
+	}
+	rxq->lro_nbufs = 0;
+	rxq->lro_skip = !(flags & VNIC_RXC_END_FRAME);
+}
+
 /* Completions of buffers the driver took back: the frames go with them. */
 static int drop_stale(struct drv_rxq *rxq)
 {
@@ -223,6 +234,7 @@ void vnic_drv_rx_forget(struct drv_rxq *rxq)
 
 	/* Completions still in the ring are dropped with the buffers they name. */
 	drop_stale(rxq);
+	lro_abandon(rxq, VNIC_RXC_END_FRAME);
 	rxq->refill = false;
 	for (i = 0; i < rxq->pool.count; i++) {
 		if (rxq->posted[i]) {
@@ -268,6 +280,129 @@ static void rx_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint8_t flags, ui
 		pkt->vlan_tci = tci;
 		pkt->flags |= VNIC_PKT_F_VLAN;
 	}
+}
+
+/* --- large receive (docs/PROTOCOL.md section 8.5) -------------------------------- */
+
+/*
+ * One buffer of a large receive, appended to the packet being gathered (an
+ * aggregate of the agg pool: a superframe is as large as GRO's). The whole
+ * packet at END_FRAME, NULL until then or when it is dropped. The buffer
+ * is the caller's to free either way.
+ */
+static struct vnic_pkt *lro_gather(struct drv_rxq *rxq, uint32_t idx, uint32_t off, uint32_t len,
+				   uint8_t flags)
+{
+	struct vnic_pkt *pkt = rxq->lro;
+
+	if (rxq->lro_skip) {
+		rxq->lro_skip = !(flags & VNIC_RXC_END_FRAME);
+		return NULL;
+	}
+	if (vnic_unlikely(off > rxq->post_len || len > rxq->post_len - off)) {
+		vnic_ctr_inc(&rxq->st.drop_bad_len);
+		VNIC_PROBE3(drop, "drv_rx", "bad_len", 0);
+		goto abandon;
+	}
+	if (!pkt) {
+		pkt = vnic_pkt_alloc(&rxq->agg);
+		if (vnic_unlikely(!pkt)) {
+			vnic_ctr_inc(&rxq->st.drop_no_pkt);
+			VNIC_PROBE3(drop, "drv_rx", "no_pkt", 0);
+			goto abandon;
+		}
+		rxq->lro = pkt;
+		rxq->lro_nbufs = 0;
+	}
+	if (vnic_unlikely(pkt->len + len > rxq->drv->lro_max || len > vnic_pkt_tailroom(pkt))) {
+		vnic_ctr_inc(&rxq->st.drop_lro_too_big);
+		VNIC_PROBE3(drop, "drv_rx", "lro_too_big", 0);
+		goto abandon;
+	}
+	memcpy(pkt->data + pkt->len, pool_addr(&rxq->pool, idx) + off, len);
+	pkt->len += len;
+	rxq->lro_nbufs++;
+	if (!(flags & VNIC_RXC_END_FRAME))
+		return NULL;
+	vnic_ctr_add(&rxq->st.lro_bufs, rxq->lro_nbufs);
+	rxq->lro = NULL;
+	rxq->lro_nbufs = 0;
+	return pkt;
+
+abandon:
+	lro_abandon(rxq, flags);
+	return NULL;
+}
+
+/* The GSO type a large receive's type names, for these headers; 0 if none. */
+static uint16_t lro_gso_type(uint8_t type, const struct vnic_hdrs *h)
+{
+	bool tcp = h->l4_proto == VNIC_IPPROTO_TCP;
+	uint16_t ecn = (type & VNIC_RX_LRO_TCP_ECN) ? VNIC_GSO_TCP_ECN : 0;
+
+	switch (type & (uint8_t)~VNIC_RX_LRO_TCP_ECN) {
+	case VNIC_RX_LRO_TCPV4:
+		return tcp && h->l3_proto == VNIC_ETH_P_IP ? VNIC_GSO_TCPV4 | ecn : 0;
+	case VNIC_RX_LRO_TCPV6:
+		return tcp && h->l3_proto == VNIC_ETH_P_IPV6 ? VNIC_GSO_TCPV6 | ecn : 0;
+	case VNIC_RX_LRO_UDP_L4:
+		return h->l4_proto == VNIC_IPPROTO_UDP && !ecn ? VNIC_GSO_UDP_L4 : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What the device says the large receive is, against its headers (never
+ * trust the device): a type that matches them, an MSS whose segments fit
+ * our MTU, no more segments than a superpacket may have. Then the packet
+ * is a GSO packet with a partial checksum, the pseudo-header sum in its
+ * field, as a GRO aggregate leaves (gro_tcp.c) and virtio's NEEDS_CSUM
+ * receive: whoever cuts or consumes it finishes the sum.
+ */
+static bool lro_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint16_t mss, uint8_t type,
+		     bool hash)
+{
+	uint32_t hdrs, l4_off, segs;
+	const uint8_t *ip;
+	struct vnic_hdrs h;
+	vnic_wsum_t sum;
+	uint16_t gso, check, coff;
+
+	if (vnic_parse_frame(pkt->data, pkt->len, &h) != VNIC_PARSE_OK ||
+	    !(h.flags & VNIC_HDRS_F_L4) || (h.flags & VNIC_HDRS_F_FRAG) || h.trailer_len)
+		return false;
+	gso = lro_gso_type(type, &h);
+	hdrs = (uint32_t)h.l2_len + h.l3_len + h.l4_len;
+	if (!gso || !mss || pkt->len <= hdrs || (uint32_t)h.l3_len + h.l4_len + mss > rxq->drv->mtu)
+		return false;
+	segs = (pkt->len - hdrs + mss - 1u) / mss;
+	if (segs > VNIC_GSO_MAX_SEGS)
+		return false;
+	pkt->l2_len = h.l2_len;
+	pkt->l3_proto = h.l3_proto;
+	pkt->l3_len = h.l3_len;
+	pkt->l4_proto = h.l4_proto;
+	pkt->l4_len = h.l4_len;
+	pkt->flags |= VNIC_PKT_F_PARSED;
+	pkt->gso_type = gso;
+	pkt->gso_size = mss;
+	pkt->gso_segs = (uint16_t)segs;
+	if (hash)
+		pkt->hash = vnic_rss_hash_frame(rxq->drv->netdev.rss_key, pkt->data, &h);
+	l4_off = h.l2_len + h.l3_len;
+	ip = pkt->data + h.l2_len;
+	coff = h.l4_proto == VNIC_IPPROTO_TCP ? 16 : 6;
+	if (h.l3_proto == VNIC_ETH_P_IP)
+		sum = vnic_csum_pseudo4(ip + 12, ip + 16, h.l4_proto, pkt->len - l4_off);
+	else
+		sum = vnic_csum_pseudo6(ip + 8, ip + 24, h.l4_proto, pkt->len - l4_off);
+	check = (uint16_t)~vnic_csum_fold(sum);
+	memcpy(pkt->data + l4_off + coff, &check, sizeof(check));
+	pkt->ip_summed = VNIC_CSUM_PARTIAL;
+	pkt->csum_start = (uint16_t)l4_off;
+	pkt->csum_offset = coff;
+	return true;
 }
 
 /* A packet into GRO or the list batch; only GRO is a trace point (napi_gro_receive). */
@@ -326,11 +461,19 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 		uint16_t rc = vnic_be16_get(&e->rx_comp.rc);
 		uint16_t tci = vnic_be16_get(&e->rx_comp.vlan_tci);
 		uint8_t flags = e->rx_comp.flags;
+		uint16_t lro_mss = vnic_be16_get(&e->rx_comp.lro_mss);
+		uint8_t lro_type = e->rx_comp.lro_type;
 		struct vnic_pkt *pkt;
 		uint32_t idx;
 
 		vnic_subcrq_consume(rxq->comp);
-		frames++;
+		/*
+		 * The budget counts packets, as NAPI's does: the buffers of a
+		 * large receive before its last are not a packet each (and are
+		 * bounded by the buffers posted).
+		 */
+		if (vnic_likely((flags & VNIC_RXC_END_FRAME) || !drv->lro_max))
+			frames++;
 		if (vnic_unlikely(corr >= rxq->pool.count || !rxq->posted[corr])) {
 			vnic_ctr_inc(&rxq->st.bad_correlator);
 			VNIC_PROBE3(drop, "drv_rx", "bad_correlator", 0);
@@ -342,7 +485,32 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 		if (vnic_unlikely(rc)) {
 			vnic_ctr_inc(&rxq->st.drop_rc);
 			VNIC_PROBE3(drop, "drv_rx", "rc", rc);
+			if (rxq->lro || rxq->lro_skip)
+				lro_abandon(rxq, flags);
 			goto recycle;
+		}
+		/*
+		 * Without large receive a frame is one buffer, END_FRAME or not
+		 * (ibmvnic reads no such flag); with it, a frame goes on until
+		 * END_FRAME.
+		 */
+		if (vnic_unlikely(rxq->lro || rxq->lro_skip ||
+				  (drv->lro_max && (lro_type || !(flags & VNIC_RXC_END_FRAME))))) {
+			pkt = lro_gather(rxq, idx, off, len, flags);
+			buf_free(rxq, idx);
+			if (!pkt)
+				continue;
+			if (vnic_unlikely(!lro_meta(rxq, pkt, lro_mss, lro_type, hash))) {
+				vnic_ctr_inc(&rxq->st.drop_lro_bad_meta);
+				VNIC_PROBE3(drop, "drv_rx", "lro_bad_meta", 0);
+				vnic_pkt_free(pkt);
+				continue;
+			}
+			vnic_ctr_inc(&rxq->st.lro_packets);
+			vnic_ctr_inc(&rxq->st.packets);
+			vnic_ctr_add(&rxq->st.bytes, pkt->len);
+			deliver_rx(rxq, pkt);
+			continue;
 		}
 		if (vnic_unlikely(len < VNIC_ETH_HLEN || off > rxq->post_len ||
 				  len > rxq->post_len - off)) {

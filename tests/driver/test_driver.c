@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "driver/drv_int.h" /* white box: the rx buffers a hostile device writes */
 #include "drv_env.h"
 
 static void open_all(struct env *e)
@@ -1321,6 +1322,206 @@ static void test_transport_closed(void **state)
 	env_destroy(&e);
 }
 
+/* --- large receive: a cable with tso (docs/PROTOCOL.md section 8.5) --------------------- */
+
+/*
+ * Superpackets of segs[i] * 1460 bytes from A to B; B's host must see the
+ * stream intact. Returns the segments sent.
+ */
+static uint64_t lro_stream(struct env *e, const unsigned int *segs, unsigned int n)
+{
+	struct vnic_pktgen_flow f;
+	uint64_t total = 0, nsegs = 0;
+	unsigned int i;
+
+	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_TCP);
+	e->s[1].host.stream = true;
+	e->s[1].host.stream_seed = f.seed;
+	e->s[1].host.stream_isn = f.seq;
+	for (i = 0; i < n; i++) {
+		lone(e, gso_pkt(e, NULL, &f, segs[i]));
+		total += segs[i] * 1460;
+		nsegs += segs[i];
+	}
+	assert_int_equal(e->s[0].host.tx_done_ok, n);
+	assert_int_equal(e->s[1].host.rx_stream_bad, 0);
+	assert_int_equal(e->s[1].host.rx_stream_bytes, total);
+	assert_int_equal(e->s[1].host.rx_segs, nsegs);
+	assert_int_equal(env_dev_ctr(e, 0, "tx0_lso_segments"), nsegs);
+	return nsegs;
+}
+
+/*
+ * Both ends negotiate it: each superpacket crosses the cable whole and
+ * reaches B's host as one GSO packet, none cut and merged again; one too
+ * large for half of B's ring is cut into MTU frames by A's device.
+ */
+static void test_lro_tcp_stream(void **state)
+{
+	static const unsigned int segs[] = {20, 44, 3, 30};
+	struct vnic_cable_cfg cc = { .tso = true };
+	struct vnic_drv_config dc[2];
+	struct env e;
+
+	(void)state;
+	drv_cfgs(dc);
+	dc[1].rx_entries = 256; /* half of it holds a 64 KiB superframe */
+	env_create(&e, 2, dc, NULL, &cc);
+	open_all(&e);
+	assert_int_equal(env_drv_ctr(&e, 1, "offloads") >> 6 & 3, 3);
+	lro_stream(&e, segs, 4);
+	assert_int_equal(env_dev_ctr(&e, 0, "tx0_lso_super"), 4);
+	assert_int_equal(env_dev_ctr(&e, 1, "rx0_lro_frames"), 4);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_lro_packets"), 4);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_lro_bufs"), env_dev_ctr(&e, 1, "rx0_lro_bufs"));
+	assert_int_equal(e.s[1].host.rx_pkts, 4);
+	assert_int_equal(e.s[1].host.rx_aggregates, 4);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_gro_merged"), 0);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_drop_lro_bad_meta"), 0);
+	close_all(&e);
+	env_destroy(&e);
+
+	/* 64 buffers: half hold 49152 bytes, so the 44-segment one is cut */
+	env_create(&e, 2, NULL, NULL, &cc);
+	open_all(&e);
+	lro_stream(&e, segs, 4);
+	assert_int_equal(env_dev_ctr(&e, 0, "tx0_lso_super"), 3);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_lro_packets"), 3);
+	assert_true(env_drv_ctr(&e, 1, "rx0_gro_merged") > 0);
+	close_all(&e);
+	env_destroy(&e);
+}
+
+/* B's driver offers no TSO, so takes no large receive: A's device sends MTU frames. */
+static void test_lro_not_negotiated(void **state)
+{
+	static const unsigned int segs[] = {20, 44};
+	struct vnic_cable_cfg cc = { .tso = true };
+	struct vnic_drv_config dc[2];
+	struct env e;
+
+	(void)state;
+	drv_cfgs(dc);
+	dc[1].tso = false;
+	dc[1].rx_entries = 256;
+	env_create(&e, 2, dc, NULL, &cc);
+	open_all(&e);
+	assert_int_equal(env_drv_ctr(&e, 1, "offloads") >> 6 & 3, 0);
+	assert_int_equal(env_dev_ctr(&e, 1, "neg_offloads") >> 8 & 3, 0);
+	lro_stream(&e, segs, 2);
+	assert_int_equal(env_dev_ctr(&e, 0, "tx0_lso_super"), 0);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_lro_packets"), 0);
+	assert_true(env_drv_ctr(&e, 1, "rx0_gro_merged") > 0);
+	close_all(&e);
+	env_destroy(&e);
+}
+
+/* Rx buffer idx of B's queue 0, where its device would write (white box: drv_int.h). */
+static uint8_t *rx_buf(struct env *e, uint32_t idx)
+{
+	return pool_addr(&e->s[1].drv->rxq[0].pool, idx);
+}
+
+/* One buffer of a large receive (the frame goes on unless last). */
+static void lro_comp(union vnic_subcrq_entry *x, uint64_t corr, uint32_t len, bool last,
+		     uint16_t mss, uint8_t type)
+{
+	rx_comp(x, corr, 0, len, 0);
+	x->rx_comp.flags = last ? VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_END_FRAME : 0;
+	vnic_be16_put(&x->rx_comp.lro_mss, mss);
+	x->rx_comp.lro_type = type;
+}
+
+/*
+ * A device lying about a large receive: metadata that disagrees with the
+ * headers in the buffers, a chain longer than it offered, an error in the
+ * middle. Each is dropped whole and counted; the next good one goes.
+ */
+static void test_lro_hostile_device(void **state)
+{
+	static const struct {
+		const char *name;
+		uint16_t mss;
+		uint8_t type;
+		const char *ctr;
+	} bad[] = {
+		{ "no mss", 0, VNIC_RX_LRO_TCPV4, "rx0_drop_lro_bad_meta" },
+		{ "segments over the MTU", 1461, VNIC_RX_LRO_TCPV4, "rx0_drop_lro_bad_meta" },
+		{ "v6 type on v4", 1460, VNIC_RX_LRO_TCPV6, "rx0_drop_lro_bad_meta" },
+		{ "udp type on tcp", 1460, VNIC_RX_LRO_UDP_L4, "rx0_drop_lro_bad_meta" },
+		{ "no type", 1460, 0x40, "rx0_drop_lro_bad_meta" },
+		{ "ecn on udp", 1460, VNIC_RX_LRO_UDP_L4 | VNIC_RX_LRO_TCP_ECN,
+		  "rx0_drop_lro_bad_meta" },
+	};
+	struct vnic_cable_cfg cc = { .tso = true };
+	struct vnic_drv_config dc[2];
+	union vnic_subcrq_entry x;
+	struct vnic_pktgen_flow f;
+	struct vnic_pkt *p;
+	uint32_t txc, rxc, bsz;
+	struct env e;
+	unsigned int i;
+
+	(void)state;
+	drv_cfgs(dc);
+	dc[1].rx_entries = 256;
+	env_create(&e, 2, dc, NULL, &cc);
+	open_all(&e);
+	assert_int_equal(vnic_drv_ring_handles(e.s[1].drv, 0, &txc, &rxc), 0);
+	bsz = (uint32_t)env_drv_ctr(&e, 1, "rx_buf_size");
+	/* a real superpacket in B's posted buffers 255 and 254: what a device would write */
+	vnic_pktgen_flow_init(&f, false, VNIC_IPPROTO_TCP);
+	p = env_pkt(&e);
+	assert_int_equal(vnic_pktgen_build_gso(p, &f, 0, 2 * 1460, 1460), 0);
+	assert_true(p->len > bsz && p->len < 2 * bsz);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t before = env_drv_ctr(&e, 1, bad[i].ctr);
+
+		memcpy(rx_buf(&e, 255 - 2 * i), p->data, bsz);
+		memcpy(rx_buf(&e, 254 - 2 * i), p->data + bsz, p->len - bsz);
+		lro_comp(&x, 255 - 2 * i, bsz, false, 0, 0);
+		server_send(&e, 1, rxc, &x);
+		lro_comp(&x, 254 - 2 * i, p->len - bsz, true, bad[i].mss, bad[i].type);
+		server_send(&e, 1, rxc, &x);
+		assert_true(env_run(&e));
+		if (env_drv_ctr(&e, 1, bad[i].ctr) != before + 1)
+			fail_msg("row %u (%s) not counted", i, bad[i].name);
+	}
+	assert_int_equal(e.s[1].host.rx_pkts, 0);
+	/* an error in the middle: the rest of that frame goes with it */
+	lro_comp(&x, 200, bsz, false, 0, 0);
+	server_send(&e, 1, rxc, &x);
+	rx_comp(&x, 199, 0, 60, VNIC_RC_PARAMETER);
+	x.rx_comp.flags = 0;
+	server_send(&e, 1, rxc, &x);
+	lro_comp(&x, 198, 100, true, 1460, VNIC_RX_LRO_TCPV4);
+	server_send(&e, 1, rxc, &x);
+	/* more bytes than the device offered */
+	for (i = 0; i < 50; i++) {
+		lro_comp(&x, 100 + i, bsz, i == 49, 1460, i == 49 ? VNIC_RX_LRO_TCPV4 : 0);
+		server_send(&e, 1, rxc, &x);
+	}
+	assert_true(env_run(&e));
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_drop_rc"), 1);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_drop_lro_too_big"), 1);
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_lro_packets"), 0);
+	assert_int_equal(e.s[1].host.rx_pkts, 0);
+	/* and a good one goes */
+	memcpy(rx_buf(&e, 90), p->data, bsz);
+	memcpy(rx_buf(&e, 89), p->data + bsz, p->len - bsz);
+	lro_comp(&x, 90, bsz, false, 0, 0);
+	server_send(&e, 1, rxc, &x);
+	lro_comp(&x, 89, p->len - bsz, true, 1460, VNIC_RX_LRO_TCPV4);
+	server_send(&e, 1, rxc, &x);
+	assert_true(env_run(&e));
+	assert_int_equal(env_drv_ctr(&e, 1, "rx0_lro_packets"), 1);
+	assert_int_equal(e.s[1].host.rx_pkts, 1);
+	assert_int_equal(e.s[1].host.rx_segs, 2);
+	vnic_pkt_free(p);
+	close_all(&e);
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1349,6 +1550,9 @@ int main(void)
 		cmocka_unit_test(test_bad_packets),
 		cmocka_unit_test(test_a_to_b_exact),
 		cmocka_unit_test(test_gro_tcp_stream),
+		cmocka_unit_test(test_lro_tcp_stream),
+		cmocka_unit_test(test_lro_not_negotiated),
+		cmocka_unit_test(test_lro_hostile_device),
 		cmocka_unit_test(test_tx_buf_map),
 		cmocka_unit_test(test_two_queues_rss),
 		cmocka_unit_test(test_close_inflight),
