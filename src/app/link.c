@@ -205,7 +205,11 @@ static void usage(FILE *f)
 	      "TAP:\n"
 	      "  --tap-batch N       packets per TAP read burst (64)\n"
 	      "  --no-vnet-hdr       plain frames, no offloads between the kernel and vnic\n"
-	      "  --no-csum           the vNIC offers no checksum offload (nor TSO) to the kernel\n",
+	      "  --no-csum           the vNIC offers no checksum offload (nor TSO) to the kernel\n"
+	      "throughput: the cable option --cable-tso (below) carries TSO superpackets whole\n"
+	      "  between the two vNICs, as veth does: 1.5x the TCP throughput of the default\n"
+	      "  on one and four streams, 0.25x and 0.34x veth's (on a loaded machine,\n"
+	      "  docs/BENCHMARKS.md); off by default, since a NIC's wire carries MTU frames\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 }
@@ -380,13 +384,13 @@ static int settle(struct vnic_link_opts *o)
 	}
 	if (o->wire && (o->groups_set & (1u << VNIC_OPTG_CABLE))) {
 		fputs("vnic link: the cable options (--rate, --delay-us, --loss, --reorder, "
-		      "--corrupt, --seed) shape the cable; with --wire there is none\n",
+		      "--corrupt, --seed, --cable-tso) shape the cable; with --wire there is none\n",
 		      stderr);
 		return -EINVAL;
 	}
 	if (o->backing && (o->groups_set & (1u << VNIC_OPTG_CABLE))) {
 		fputs("vnic link: the cable options (--rate, --delay-us, --loss, --reorder, "
-		      "--corrupt, --seed) shape the cable; with --backing there is none\n",
+		      "--corrupt, --seed, --cable-tso) shape the cable; with --backing there is none\n",
 		      stderr);
 		return -EINVAL;
 	}
@@ -1262,6 +1266,8 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 			CS(drop_mtu);
 			CS(drop_loss);
 			CS(corrupted);
+			CS(tx_super);
+			CS(drop_super);
 #undef CS
 			at = add_prefixed(out, max, at, prefix, tmp, n);
 		}

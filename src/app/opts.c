@@ -395,6 +395,8 @@ static const struct topo_opt table[] = {
 	    cable.corrupt, 0, 0.5),
 	U64("seed", "N", "random seed of loss, reorder and corrupt", VNIC_OPTG_CABLE, cable.seed,
 	    0, UINT64_MAX, 1),
+	FLAG("cable-tso", "TSO superframes whole between vNICs that negotiate large receive",
+	     VNIC_OPTG_CABLE, cable.tso, true),
 	/* faults on demand */
 	{ .name = "fault", .meta = "SPEC",
 	  .help = "faults on demand, NAME=VALUE,... (docs/FAULTS.md)",

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# `vnic link --cable-tso`: the cable carries TSO superpackets whole between
+# the two vNICs, which both negotiate large receive (docs/LINK.md,
+# docs/PROTOCOL.md section 8.5). In process, then with --split (the cable in
+# the server process).
+#
+#   netns $NA                                                     netns $NB
+#   vnic0 (TAP) 10.99.0.1/24                           10.99.0.2/24 vnic0 (TAP)
+#        |  64 KiB GSO frames (vnet header)          64 KiB GSO frames  |
+#   driver A - device A ==== one superframe per superpacket ==== device B - driver B
+#                 send_super          cable (64 KiB slots)      rx_super: one large
+#                                                               receive, many buffers
+#
+# Checks, each mode: iperf3 TCP both ways over IPv4 and IPv6, a 64 MiB transfer
+# each way whose sha256 matches at the other end, superframes on the cable
+# both ways (cable.ab_tx_super, cable.ba_tx_super) handed up as large receives
+# (drv_b.rx0_lro_packets), none dropped as malformed, and `vnic set NAME
+# cable-tso` refused (the slots are sized at the start).
+#
+# Usage: test_link_tso.sh PATH/TO/vnic    (root; exit 77 = skipped)
+# Every address is inside namespaces this script creates.
+
+set -u
+
+VNIC=${1:?usage: test_link_tso.sh PATH/TO/vnic}
+# shellcheck source=tests/netns/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs)"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+command -v iperf3 >/dev/null || skip "no iperf3 (apt-get install iperf3)"
+command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
+PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
+[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
+WORK=$(mktemp -d /tmp/vnic-tso.XXXXXX)
+LOG=$WORK/log
+
+NA=vnx-a-$$
+NB=vnx-b-$$
+NAME=vnx-$$
+LINK_PID=
+
+cleanup() {
+	stop_servers
+	if [ -n "$LINK_PID" ]; then
+		kill -INT "$LINK_PID" 2>/dev/null
+		wait "$LINK_PID" 2>/dev/null
+	fi
+	for n in "$NA" "$NB"; do
+		ip netns del "$n" 2>/dev/null
+	done
+	if [ "$nfail" -eq 0 ]; then
+		rm -rf "$WORK"
+	else
+		echo "logs kept in $WORK"
+	fi
+}
+trap cleanup EXIT
+
+# start_link FLAGS...: vnic link in the background; waits until it is up.
+start_link() {
+	: >"$WORK/link.out"
+	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet "$@" \
+		>"$WORK/link.out" 2>&1 &
+	LINK_PID=$!
+	local i
+	# a hang guard, not a timing check
+	for i in $(seq 400); do
+		grep -q "vnic link: up" "$WORK/link.out" && return 0
+		kill -0 "$LINK_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$WORK/link.out"
+	return 1
+}
+
+# stop_link: SIGINT; status 0 and the final report.
+stop_link() {
+	local rc
+	kill -INT "$LINK_PID"
+	wait "$LINK_PID"
+	rc=$?
+	LINK_PID=
+	cat "$WORK/link.out"
+	echo "exit status $rc"
+	[ $rc -eq 0 ] && grep -q "^vnic link: .* s; a>b" "$WORK/link.out"
+}
+
+# The counter $1 of the link (vnic stats), compared with $2 $3 (-gt 0, -eq 0).
+counter() {
+	local v
+	v=$("$VNIC" stats --all "$NAME" | awk -v k="$1" '$1 == k { print $2 }')
+	echo "$1 = ${v:-absent}"
+	[ -n "$v" ] && [ "$v" "$2" "$3" ]
+}
+
+# vnic set of cable-tso: one error line, nothing changed.
+set_refused() {
+	local out rc
+	out=$("$VNIC" set "$NAME" cable-tso off 2>&1)
+	rc=$?
+	echo "$out (exit $rc)"
+	[ $rc -ne 0 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "^error"
+}
+
+make_blob 64
+
+for mode in in-process split; do
+	flags=(--cable-tso)
+	[ $mode = split ] && flags+=(--split --rx-entries 2048)
+	echo "--- $mode: start_link ${flags[*]}" >>"$LOG"
+	if ! start_link "${flags[@]}" >>"$LOG" 2>&1; then
+		fail "$mode: vnic link ${flags[*]} comes up (see $LOG)"
+		continue
+	fi
+	pass "$mode: vnic link ${flags[*]} comes up"
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "$mode: iperf3 TCP a -> b" iperf_tcp "$NA" 10.99.0.2
+	check "$mode: iperf3 TCP b -> a (-R)" iperf_tcp "$NA" 10.99.0.2 -R
+	check "$mode: iperf3 TCP a -> b over IPv6" iperf_tcp "$NA" fd00:99::2
+	stop_servers
+	check "$mode: 64 MiB a -> b, sha256 matches" transfer "$NA" "$NB" 10.99.0.2 5301
+	check "$mode: 64 MiB b -> a, sha256 matches" transfer "$NB" "$NA" 10.99.0.1 5302
+	check "$mode: superframes a -> b on the cable" counter cable.ab_tx_super -gt 0
+	check "$mode: superframes b -> a on the cable" counter cable.ba_tx_super -gt 0
+	check "$mode: handed up as large receives" counter drv_b.rx0_lro_packets -gt 0
+	check "$mode: none malformed (device)" counter dev_b.rx_drop_bad_super -eq 0
+	check "$mode: none malformed (driver)" counter drv_b.rx0_drop_lro_bad_meta -eq 0
+	[ $mode = in-process ] && check "$mode: vnic set cable-tso refused" set_refused
+	check "$mode: stops cleanly" stop_link
+done
+
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
