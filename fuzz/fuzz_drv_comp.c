@@ -30,7 +30,11 @@
  *		   flags, offset (byte; tag bit 3: BE16), a frame (kind, payload
  *		   BE16, pattern) written at that offset of the buffer, as far as
  *		   it holds it, the length field that frame's (tag bit 4: plus a
- *		   signed BE16), rc (as for TXCOMP), VLAN TCI (BE16)
+ *		   signed BE16), rc (as for TXCOMP), VLAN TCI (BE16). In the
+ *		   configuration whose device offers large receive (3), a
+ *		   completion without END_FRAME goes on in the next, the flags'
+ *		   low 3 bits (unused by the protocol) pick lro_type and the TCI
+ *		   is lro_mss too (docs/PROTOCOL.md section 8.5)
  *	4 TIMER	   the tx completion pollers' timers fire now (tx-reclaim=lazy)
  *	5 DONE	   every descriptor taken completed correctly (tag bit 3: with
  *		   ABORTED)
@@ -95,6 +99,8 @@ static void setup(unsigned int v)
 		break;
 	}
 	fz_drv_create(d, &cfg);
+	/* large receive: the driver takes it, and checks every large receive's metadata */
+	d->fdev.large_rx = v == 3;
 	/* rings as small as the driver's: a bring-up allocates them */
 	d->fdev.max_entries = 64;
 	if (v == 1) {
@@ -244,6 +250,21 @@ static void rec_rxcomp(struct fz_drv *d, struct fz_in *in, uint8_t tag)
 	vnic_be64_put(&e.rx_comp.correlator, corr);
 	vnic_be16_put(&e.rx_comp.rc, rc_of(fz_u8(in)));
 	vnic_be16_put(&e.rx_comp.vlan_tci, fz_u16(in));
+	if (f->large_rx) {
+		static const uint8_t types[8] = {
+			0,
+			VNIC_RX_LRO_TCPV4,
+			VNIC_RX_LRO_TCPV6,
+			VNIC_RX_LRO_UDP_L4,
+			VNIC_RX_LRO_TCPV4 | VNIC_RX_LRO_TCP_ECN,
+			VNIC_RX_LRO_TCPV6 | VNIC_RX_LRO_TCP_ECN,
+			VNIC_RX_LRO_UDP_L4 | VNIC_RX_LRO_TCP_ECN,
+			0x40,
+		};
+
+		e.rx_comp.lro_type = types[e.rx_comp.flags & 7];
+		e.rx_comp.lro_mss = e.rx_comp.vlan_tci;
+	}
 	fz_fdev_rxcomp(f, q, &e);
 }
 

@@ -778,6 +778,11 @@ static uint8_t offload_query(struct fz_fdev *f, struct vnic_crq *r, struct fdev_
 	vnic_be16_put(&b.min_large_tx_mss, (uint16_t)f->min_mss);
 	vnic_be16_put(&b.max_large_tx_segs, 0xffff);
 	b.ipv6_ext_hdr = VNIC_IPV6_EXT_LIMITED;
+	if (f->large_rx) {
+		b.large_rx_ipv4 = 1;
+		b.large_rx_ipv6 = 1;
+		vnic_be32_put(&b.max_large_rx_size, VNIC_PKT_MAX_LEN);
+	}
 	buf->ioba = vnic_be64_get(&r->ip_offload.ioba);
 	buf->len = sizeof(b);
 	if (vnic_hv_dma_write(f->hv, buf->ioba, &b, sizeof(b))) {

@@ -236,6 +236,7 @@ struct fz_fdev {
 	/* what a correct device offers */
 	uint64_t max_tx_queues, max_rx_queues, max_entries, max_mtu, min_mss, desc_req;
 	uint32_t rx_buf_size;
+	bool large_rx; /* offers large receive (docs/PROTOCOL.md section 8.5) */
 	/* negotiated and registered */
 	uint64_t req[64]; /* REQUEST_CAPABILITY numbers granted, by capability id */
 	bool mapped[VNIC_MAX_MAP_ID + 1];

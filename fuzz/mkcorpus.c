@@ -886,6 +886,22 @@ static void c_rxcomp(struct input *s, uint8_t tag, uint8_t q, uint8_t sel, uint8
 	be16(s, 0);
 }
 
+/* One buffer of a large receive (configuration 3): the TCI is lro_mss, flags' low bits the type. */
+static void c_rxcomp_lro(struct input *s, uint8_t sel, uint8_t flags, enum fz_frame_kind k,
+			 uint16_t payload, uint16_t mss, uint8_t rc)
+{
+	u8(s, 3);
+	u8(s, 0);
+	u8(s, sel);
+	u8(s, flags);
+	u8(s, 0);
+	u8(s, (uint8_t)k);
+	be16(s, payload);
+	u8(s, 7);
+	u8(s, rc);
+	be16(s, mss);
+}
+
 enum { C_RUN = 1, C_DONE = 5, C_REOPEN = 6, C_XPORT = 6 | 0x18, PARTIAL = 8, GSO = 16, MORE = 32 };
 
 static void corpus_drv_comp(void)
@@ -987,6 +1003,20 @@ static void corpus_drv_comp(void)
 	u8(&s, C_REOPEN);
 	c_xmit(&s, 0, FZ_TCP4, 100, 0);
 	save("drv_comp", "orphan_xport_reopen", &s);
+
+	/* large receives: one in two buffers, one cut short by an rc, one with a lying type */
+	s.n = 0;
+	u8(&s, 3);
+	c_rxcomp_lro(&s, 0x40, 0, FZ_TCP4, 1400, 0, 0);
+	c_rxcomp_lro(&s, 0x40, VNIC_RXC_END_FRAME | VNIC_RXC_IP_CHKSUM_GOOD | 1, FZ_TCP4, 600, 1400,
+		     0);
+	u8(&s, C_RUN);
+	c_rxcomp_lro(&s, 0x40, 0, FZ_TCP6, 1400, 0, 0);
+	c_rxcomp_lro(&s, 0x40, 0, FZ_TCP6, 100, 0, 0xe0 | VNIC_RC_PARAMETER);
+	c_rxcomp_lro(&s, 0x40, VNIC_RXC_END_FRAME | 2, FZ_TCP6, 600, 1300, 0);
+	c_rxcomp_lro(&s, 0x40, VNIC_RXC_END_FRAME | 3, FZ_TCP4, 1000, 500, 0);
+	u8(&s, C_RUN);
+	save("drv_comp", "large_receive", &s);
 }
 
 /* --- ctl_request ---------------------------------------------------------------------- */
