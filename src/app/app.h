@@ -92,6 +92,7 @@ struct vnic_split {
 	int sock;			/* -1: none; with --server, its number never changes */
 	pid_t pid;			/* 0: a standing server's child, not ours to reap */
 	pthread_mutex_t lock;		/* one request at a time on sock */
+	uint64_t conn;			/* under lock: servers sock was put on to after the first */
 	struct vnic_split_reconnect *rc; /* --server: the way back to a server (NULL: none) */
 	/* a standing server on a switch: the MACs it gave each side's device */
 	bool has_mac;
@@ -198,6 +199,13 @@ int vnic_split_redial(const struct vnic_split *c, const char *path,
 		      const char **step);
 /* The server's counters into out (at most max); how many, or -errno. Any thread. */
 int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max);
+/*
+ * The same, and *conn the connection that answered (c->conn: 0 for the
+ * first server, +1 for each it reconnected to), for a caller that adds up a
+ * server's counters across its restarts.
+ */
+int vnic_split_counters_conn(struct vnic_split *c, struct vnic_counter *out, unsigned int max,
+			     uint64_t *conn);
 /* Asks the server to stop and reaps it. 0, or -errno (-EIO: it exited in error). */
 int vnic_split_stop(struct vnic_split *c);
 
@@ -881,6 +889,7 @@ struct vnic_link_opts {
 	bool backing_plain;		/* --backing-offload off: MTU frames only */
 	enum vnic_link_backing_mode backing_mode;	/* --backing-mode */
 	bool mtu_given;			/* --mtu: else a backing's MTU is taken */
+	bool reconnect_given;		/* --reconnect-timeout: only with --server */
 	const char *wire;		/* --wire SPEC: the device's wire is a socket (checked) */
 	double duration_s;		/* 0 = until a signal */
 	uint32_t tap_batch;

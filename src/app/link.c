@@ -55,6 +55,7 @@ enum {
 	SIDES = 2,
 	HOST_PKTS_MIN = 256,	/* TAP read bursts (64) per queue, with room to keep some */
 	MAX_COUNTERS = 8192,
+	GIVE_UP_POLL_NS = 100000000,	/* --server: how often run() looks for a give-up */
 };
 
 static const char *const side_name[SIDES] = { "a", "b" };
@@ -118,7 +119,7 @@ enum {
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS, OPT_BACKING_NS, OPT_BACKING_RING,
 	OPT_BACKING_OFFLOAD, OPT_BACKING_MODE,
-	OPT_WIRE, OPT_SPLIT, OPT_SERVER,
+	OPT_WIRE, OPT_SPLIT, OPT_SERVER, OPT_RECONNECT,
 };
 
 static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
@@ -146,6 +147,7 @@ static const struct option own_opts[] = {
 	{ "wire", required_argument, NULL, OPT_WIRE },
 	{ "split", no_argument, NULL, OPT_SPLIT },
 	{ "server", required_argument, NULL, OPT_SERVER },
+	{ "reconnect-timeout", required_argument, NULL, OPT_RECONNECT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "tap-batch", required_argument, NULL, OPT_TAP_BATCH },
 	{ "no-vnet-hdr", no_argument, NULL, OPT_NO_VNET_HDR },
@@ -190,7 +192,11 @@ static void usage(FILE *f)
 	      "                      --backing, --wire, --pcap or --fault; --tx-buf map copies\n"
 	      "                      as the default does (the TAPs' pools are not shared)\n"
 	      "  --server PATH       as --split, the server a standing 'vnic server --listen\n"
-	      "                      PATH' rather than a process forked for the run\n"
+	      "                      PATH' rather than a process forked for the run; one\n"
+	      "                      that goes away is reconnected to (the drivers reset, the\n"
+	      "                      TAPs stay up)\n"
+	      "  --reconnect-timeout S  --server: how long to try to reach a server that\n"
+	      "                      went away before the link ends with status 1 (30)\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
 	      "  --snaplen N         bytes kept of each captured frame (default: whole frames)\n"
 	      "  --pcap-count N      stop capturing after N frames\n"
@@ -320,6 +326,14 @@ static int parse_opt(void *ctx, int c, const char *a)
 		o->topo.split = true;
 		o->topo.server_path = a;
 		break;
+	case OPT_RECONNECT: {
+		double secs;
+
+		err = vnic_arg_double("--reconnect-timeout", a, 0.01, 86400, &secs);
+		o->topo.reconnect_timeout_ns = (uint64_t)(secs * 1e9);
+		o->reconnect_given = true;
+		break;
+	}
 	case OPT_DURATION:
 		err = vnic_arg_double("--duration", a, 0.1, 1e9, &o->duration_s);
 		break;
@@ -406,6 +420,11 @@ static int settle(struct vnic_link_opts *o)
 		fputs("vnic link: --backing-ring and --backing-offload shape the AF_PACKET "
 		      "socket; --backing-mode afxdp has none (it carries MTU frames)\n",
 		      stderr);
+		return -EINVAL;
+	}
+	if (o->reconnect_given && !o->topo.server_path) {
+		fputs("vnic link: --reconnect-timeout is for a client of a standing server "
+		      "(--server PATH)\n", stderr);
 		return -EINVAL;
 	}
 	if (!o->backing && !o->wire && !strcmp(o->ns[0], o->ns[1])) {
@@ -751,16 +770,28 @@ static int split_start(struct link *l)
 	return 0;
 }
 
-/* Both sides' client hvs to the server, which then runs the devices. */
+/*
+ * Both sides' client hvs to the server, which then runs the devices. A
+ * standing server may go away and come back: side a's cpu (the control
+ * cpu) watches for it and the drivers reset and log in again, as bench's
+ * do (reconnect.c). A forked one is not forked again (a fork of a process
+ * whose threads run copies the locks they hold): its loss ends the run.
+ */
 static int split_attach(struct link *l)
 {
 	struct vnic_hv *hv[VNIC_TOPO_SIDES] = { l->side[0].hv, l->side[1].hv };
+	const struct vnic_topo_config *t = &l->o->topo;
 	int err = vnic_split_attach(&l->split, hv);
 
 	if (err)
 		return fail("%s: the server refused the attach: %s",
-			    l->o->topo.server_path ? "--server" : "--split",
+			    t->server_path ? "--server" : "--split",
 			    strerror(-err == EAGAIN ? ETIMEDOUT : -err));
+	if (!t->server_path)
+		return 0;
+	err = vnic_split_watch(&l->split, l->side[0].cpu, hv, t->server_path, t);
+	if (err)
+		return fail("--server: watching the server's socket: %s", strerror(-err));
 	return 0;
 }
 
@@ -1095,6 +1126,8 @@ static void teardown(struct link *l)
 
 	vnic_ctl_serve_stop(l->ctl);
 	l->ctl = NULL;
+	/* before the drivers close: no reconnect races with their goodbye */
+	vnic_split_watch_stop(&l->split);
 	for (s = 0; s < l->nsides; s++) {
 		if (l->side[s].hv)
 			vnic_hv_faults_enable(l->side[s].hv, false);
@@ -1200,14 +1233,13 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 }
 
 /*
- * Every counter, prefixed by where it lives ("drv_a.", "dev_b.", "tap_a.",
- * "cpu_a.", "cable.ab_", or "wire." for the backing wire; "link." for
- * link's own, "pcap." for the capture). Split, the server's come last,
- * asked for on its socket: "dev_a.", "cable.ab_" as in-process, and its
- * halves of the hvs and its cpus as "srv_hv_a." and "srv_cpu_a.".
+ * This process's counters, prefixed by where they live ("drv_a.", "hv_a.",
+ * "dev_b.", "tap_a.", "cpu_a.", "cable.ab_", or "wire." for the backing
+ * wire; "link." for link's own, "pcap." for the capture, "split." for the
+ * way back to a standing server).
  */
-static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
-				  struct vnic_counter *tmp, unsigned int tmax)
+static unsigned int local_counters(const struct link *l, struct vnic_counter *out,
+				   unsigned int max, struct vnic_counter *tmp, unsigned int tmax)
 {
 	unsigned int at = 0, n;
 	char prefix[16];
@@ -1218,6 +1250,8 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 		snprintf(prefix, sizeof(prefix), "drv_%s.", side_name[s]);
 		n = vnic_drv_counters(sd->drv, tmp, tmax);
 		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+		snprintf(prefix, sizeof(prefix), "hv_%s.", side_name[s]);
+		at = vnic_counters_hv(sd->hv, prefix, out, max, at);
 		if (sd->dev) {
 			snprintf(prefix, sizeof(prefix), "dev_%s.", side_name[s]);
 			n = vnic_dev_counters(sd->dev, tmp, tmax);
@@ -1272,17 +1306,35 @@ static unsigned int link_counters(const struct link *l, struct vnic_counter *out
 			at = add_prefixed(out, max, at, prefix, tmp, n);
 		}
 	}
-	if (l->split.sock >= 0) {
-		/*
-		 * The server's, named already; through tmp, so that the total
-		 * counts what did not fit too.
-		 */
-		int got = vnic_split_counters((struct vnic_split *)&l->split, tmp, tmax);
+	return vnic_split_client_counters(&l->split, out, max, at);
+}
 
-		if (got > 0)
-			at = add_prefixed(out, max, at, "", tmp, (unsigned int)got);
-	}
-	return at;
+/*
+ * Split: the server's counters appended to out[at..max), asked for on its
+ * socket: "dev_a.", "cable.ab_" as in-process, and its halves of the hvs
+ * and its cpus as "srv_hv_a." and "srv_cpu_a.". None while a standing
+ * server is away (the request fails at once on the closed socket).
+ */
+static unsigned int server_counters(const struct link *l, struct vnic_counter *out,
+				    unsigned int max, unsigned int at, struct vnic_counter *tmp,
+				    unsigned int tmax, uint64_t *conn)
+{
+	/* named already; through tmp, so that the total counts what did not fit too */
+	int got = l->split.sock >= 0 ? vnic_split_counters_conn((struct vnic_split *)&l->split, tmp,
+								tmax, conn)
+				     : 0;
+
+	return got > 0 ? add_prefixed(out, max, at, "", tmp, (unsigned int)got) : at;
+}
+
+/* Every counter: this process's, then (split) the server's. */
+static unsigned int link_counters(const struct link *l, struct vnic_counter *out, unsigned int max,
+				  struct vnic_counter *tmp, unsigned int tmax)
+{
+	unsigned int at = local_counters(l, out, max, tmp, tmax);
+	uint64_t conn;
+
+	return server_counters(l, out, max, at, tmp, tmax, &conn);
 }
 
 /* The control socket's collect function: on its own thread, one call at a time. */
@@ -1379,12 +1431,22 @@ static bool is_drop(const char *name)
 	return strstr(name, "drop_") || strstr(name, "_drops");
 }
 
-static void read_totals(const struct link *l, struct vnic_counter *all, struct vnic_counter *tmp,
-			struct totals *t)
-{
-	unsigned int n = link_counters(l, all, MAX_COUNTERS, tmp, MAX_COUNTERS);
+/*
+ * The server's share of the totals across its restarts (main thread): a
+ * standing server that comes back counts from zero again, and while it is
+ * away there is nothing to read. What the server before had counted at its
+ * last reading is kept in base when another answers, so the totals and the
+ * interval lines go on where they were; what it counted after that reading
+ * (under a second's worth) is lost with it.
+ */
+struct srv_carry {
+	struct totals base;	/* the servers before this one */
+	struct totals last;	/* this one's last reading */
+	uint64_t conn;		/* which one that is (vnic_split_counters_conn) */
+};
 
-	memset(t, 0, sizeof(*t));
+static void totals_add(struct totals *t, const struct vnic_counter *all, unsigned int n)
+{
 	for (unsigned int i = 0; i < n && i < MAX_COUNTERS; i++) {
 		const char *nm = all[i].name;
 		uint64_t v = all[i].value;
@@ -1400,6 +1462,39 @@ static void read_totals(const struct link *l, struct vnic_counter *all, struct v
 		else if (!strcmp(nm, "cable.ba_tx_bytes") || !strcmp(nm, "wire.rx_bytes"))
 			t->bytes[1] += v;
 	}
+}
+
+static void totals_plus(struct totals *t, const struct totals *a)
+{
+	for (unsigned int d = 0; d < SIDES; d++) {
+		t->frames[d] += a->frames[d];
+		t->bytes[d] += a->bytes[d];
+	}
+	t->drops += a->drops;
+}
+
+static void read_totals(const struct link *l, struct vnic_counter *all, struct vnic_counter *tmp,
+			struct totals *t, struct srv_carry *c)
+{
+	unsigned int n = local_counters(l, all, MAX_COUNTERS, tmp, MAX_COUNTERS);
+	uint64_t conn = 0;
+
+	memset(t, 0, sizeof(*t));
+	totals_add(t, all, n);
+	if (!l->o->topo.split)
+		return;
+	n = server_counters(l, all, MAX_COUNTERS, 0, tmp, MAX_COUNTERS, &conn);
+	/* an answer (none while a standing server is away: its last reading stands) */
+	if (n) {
+		if (conn != c->conn) {
+			totals_plus(&c->base, &c->last);
+			c->conn = conn;
+		}
+		memset(&c->last, 0, sizeof(c->last));
+		totals_add(&c->last, all, n);
+	}
+	totals_plus(t, &c->base);
+	totals_plus(t, &c->last);
 }
 
 static const char *dir_name(const struct link *l, unsigned int d)
@@ -1611,18 +1706,62 @@ static bool stdout_gone(void)
 }
 
 /*
- * Split: the server's end of the socket closed (it exited or was killed).
- * Only the peer's close is looked at: an answer to the control socket's
- * thread may be arriving at any time, and it is that thread's to read.
+ * --split: the forked server's end of the socket closed (it exited or was
+ * killed). Only the peer's close is looked at: an answer to the control
+ * socket's thread may be arriving at any time, and it is that thread's to
+ * read. (--server: the watch on cpu a sees it and the link reconnects.)
  */
 static bool server_gone(struct link *l, const struct pollfd *p)
 {
 	if (!(p->revents & (POLLRDHUP | POLLHUP | POLLERR)))
 		return false;
 	l->server_gone = true;
-	fprintf(stderr, "vnic link: %s is gone (its socket closed): stopping\n",
-		l->o->topo.server_path ? "the standing server's child for this link"
-				       : "the server process");
+	fprintf(stderr, "vnic link: the server process is gone (its socket closed): stopping\n");
+	return true;
+}
+
+/* What the main thread last said of a standing server's comings and goings. */
+struct srv_seen {
+	uint64_t lost, reconnects, down_ns;
+};
+
+static uint64_t counter_in(const struct vnic_counter *c, unsigned int n, const char *name)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(c[i].name, name))
+			return c[i].value;
+	return 0;
+}
+
+/*
+ * --server: a line on stderr when the server goes and when the link is on
+ * one again, as a driver logs its resets (the reconnect thread counts them,
+ * this thread says them, up to 0.1 s later).
+ */
+static void say_server(const struct link *l, struct srv_seen *seen)
+{
+	struct vnic_counter c[8];
+	unsigned int n = vnic_split_client_counters(&l->split, c, 8, 0);
+	uint64_t lost = counter_in(c, n, "split.lost");
+	uint64_t back = counter_in(c, n, "split.reconnects");
+	uint64_t down = counter_in(c, n, "split.down_ns");
+
+	if (lost != seen->lost)
+		fprintf(stderr, "vnic link: the server at %s went away: the vNICs reset; connecting "
+			"again for up to %.3g s\n", l->o->topo.server_path,
+			(double)l->o->topo.reconnect_timeout_ns / 1e9);
+	if (back != seen->reconnects)
+		fprintf(stderr, "vnic link: on the server at %s again after %.3f s; the vNICs log in "
+			"again\n", l->o->topo.server_path, (double)(down - seen->down_ns) / 1e9);
+	*seen = (struct srv_seen){ lost, back, down };
+}
+
+/* --server: the server went away and was not back within --reconnect-timeout (said). */
+static bool server_gave_up(struct link *l)
+{
+	if (!l->o->topo.server_path || !vnic_split_gave_up(&l->split))
+		return false;
+	l->server_gone = true;
 	return true;
 }
 
@@ -1643,8 +1782,11 @@ static bool wait_events(struct link *l, int sfd, uint64_t timeout_ns)
 	p[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 	for (unsigned int s = 0; s < l->nsides; s++)
 		p[1 + s] = (struct pollfd){ .fd = l->side[s].events.fd, .events = POLLIN };
-	/* a negative fd (not split) is left out by poll */
-	p[1 + l->nsides] = (struct pollfd){ .fd = l->split.sock, .events = POLLRDHUP };
+	/* left out by poll when negative: not split, or a standing server's (watched on cpu a) */
+	p[1 + l->nsides] = (struct pollfd){
+		.fd = l->o->topo.server_path ? -1 : l->split.sock,
+		.events = POLLRDHUP,
+	};
 	n = ppoll(p, 2 + l->nsides, &ts, NULL);
 	if (n <= 0)
 		return false;
@@ -1667,11 +1809,13 @@ static void run(struct link *l, int sfd)
 	uint64_t start = vnic_now_ns(), t_prev = start;
 	uint64_t end = l->o->duration_s ? start + (uint64_t)(l->o->duration_s * 1e9) : UINT64_MAX;
 	bool stopped = false;
+	struct srv_carry carry = { 0 };
+	struct srv_seen seen = { 0 };
 	struct totals prev, cur;
 	unsigned int n;
 	uint64_t now;
 
-	read_totals(l, all, tmp, &prev);
+	read_totals(l, all, tmp, &prev, &carry);
 	for (;;) {
 		uint64_t next = t_prev + 1000000000u;
 		uint64_t wake = next < end ? next : end;
@@ -1679,7 +1823,17 @@ static void run(struct link *l, int sfd)
 		now = vnic_now_ns();
 		if (now >= end)
 			break;
+		/* --server: the reconnect's give-up is looked at every 0.1 s, as bench does */
+		if (l->o->topo.server_path && wake > now + (uint64_t)GIVE_UP_POLL_NS)
+			wake = now + (uint64_t)GIVE_UP_POLL_NS;
 		if (wake > now && wait_events(l, sfd, wake - now)) {
+			stopped = true;
+			now = vnic_now_ns();
+			break;
+		}
+		if (l->o->topo.server_path)
+			say_server(l, &seen);
+		if (server_gave_up(l)) {
 			stopped = true;
 			now = vnic_now_ns();
 			break;
@@ -1691,7 +1845,7 @@ static void run(struct link *l, int sfd)
 			stopped = true;
 			break;
 		}
-		read_totals(l, all, tmp, &cur);
+		read_totals(l, all, tmp, &cur, &carry);
 		if (!l->o->quiet)
 			print_rate(l, (now - start) / 1e9, &cur, &prev, (now - t_prev) / 1e9);
 		if (l->o->interval_json)
@@ -1699,7 +1853,7 @@ static void run(struct link *l, int sfd)
 		prev = cur;
 		t_prev = now;
 	}
-	read_totals(l, all, tmp, &cur);
+	read_totals(l, all, tmp, &cur, &carry);
 	/* The last part of a second, as bench reports it; not after a signal cut it short. */
 	if (!stopped && now > t_prev + 1000000u) {
 		if (!l->o->quiet)

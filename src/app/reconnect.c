@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A standing server that goes away, seen from its client (`vnic bench
- * --server PATH`; docs/ARCHITECTURE.md section 11, "A server restart"): what
+ * --server PATH`, `vnic link --server PATH`; docs/ARCHITECTURE.md section
+ * 11, "A server restart"): what
  * a PowerVM LPAR sees when its VIOS restarts. The server's end of the socket
  * closes with its process; a poller on side a's cpu sees the hang-up
  * (EPOLLRDHUP, level-triggered: an idle socket costs nothing per packet) and
@@ -129,6 +130,8 @@ static int socket_replace(struct vnic_split_reconnect *r, int fd)
 	pthread_mutex_lock(&r->c->lock);
 	if (dup3(fd, r->c->sock, O_CLOEXEC) < 0)
 		err = -errno;
+	else
+		r->c->conn++;
 	pthread_mutex_unlock(&r->c->lock);
 	close(fd);
 	return err;

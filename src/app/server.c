@@ -796,11 +796,20 @@ int vnic_split_redial(const struct vnic_split *c, const char *path,
 
 int vnic_split_counters(struct vnic_split *c, struct vnic_counter *out, unsigned int max)
 {
+	uint64_t conn;
+
+	return vnic_split_counters_conn(c, out, max, &conn);
+}
+
+int vnic_split_counters_conn(struct vnic_split *c, struct vnic_counter *out, unsigned int max,
+			     uint64_t *conn)
+{
 	struct split_msg m = { .magic = SPLIT_MAGIC, .type = SPLIT_REQ_COUNTERS };
 	struct vnic_counter skip;
 	int err;
 
 	pthread_mutex_lock(&c->lock);
+	*conn = c->conn;
 	err = io_full(c->sock, &m, sizeof(m), true);
 	if (!err)
 		err = io_full(c->sock, &m, sizeof(m), false);

@@ -492,6 +492,47 @@ static void test_reconnect_timeout_option(void **state)
 	}
 }
 
+/* vnic link's --reconnect-timeout: the same seconds, with --server only. */
+static void test_link_reconnect_timeout_option(void **state)
+{
+	static const struct {
+		const char *argv[8];
+		int ok;
+		uint64_t ns;
+	} rows[] = {
+		{ { "link", "--server", "/s", NULL }, 1, 30000000000ull },
+		{ { "link", "--server", "/s", "--reconnect-timeout", "2.5", NULL }, 1,
+		  2500000000ull },
+		{ { "link", "--reconnect-timeout", "0.01", "--server", "/s", NULL }, 1,
+		  10000000ull },
+		{ { "link", "--server", "/s", "--reconnect-timeout", "0", NULL }, 0, 0 },
+		{ { "link", "--server", "/s", "--reconnect-timeout", "x", NULL }, 0, 0 },
+		{ { "link", "--split", "--reconnect-timeout", "5", NULL }, 0, 0 },
+		{ { "link", "--reconnect-timeout", "5", NULL }, 0, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct vnic_link_opts o;
+		char *argv[8];
+		int argc = 0, rc;
+
+		while (rows[i].argv[argc]) {
+			argv[argc] = (char *)rows[i].argv[argc];
+			argc++;
+		}
+		argv[argc] = NULL;
+		print_message("case %zu\n", i);
+		rc = vnic_link_parse(argc, argv, &o);
+		if (rows[i].ok) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(o.topo.reconnect_timeout_ns, rows[i].ns);
+		} else {
+			assert_true(rc < 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_child_refusals),
 		cmocka_unit_test(test_reconnect_backoff),
 		cmocka_unit_test(test_reconnect_timeout_option),
+		cmocka_unit_test(test_link_reconnect_timeout_option),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

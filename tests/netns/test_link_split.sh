@@ -20,9 +20,12 @@
 # carries 8000 B pings afterwards (the forked server's cable takes jumbo
 # frames). --server also: `vnic set NAME mtu` refused (the standing server's
 # cable is sized to the MTU at the start), and with no server listening one
-# line, exit status 1 and nothing left. Both: the server (the standing
-# server's child) killed with SIGKILL stops the link with one line and status
-# 1; --split: the link killed with SIGKILL ends its server.
+# line, exit status 1 and nothing left. --split: the server killed with
+# SIGKILL stops the link with one line and status 1, and the link killed
+# with SIGKILL ends its server. --server: the standing server's child killed
+# with SIGKILL, the link reconnects (the parent forks it another) and
+# carries pings again (tests/netns/test_link_restart.sh restarts the whole
+# server under a transfer).
 #
 # Usage: test_link_split.sh PATH/TO/vnic    (root; exit 77 = skipped)
 
@@ -194,6 +197,21 @@ server_killed() {
 		nothing_left
 }
 
+# The standing server's child (pid $1) killed with SIGKILL: the link stays,
+# its drivers reset and it reconnects to a new child (a hang guard of 10 s on
+# the counter), then pings get through again.
+child_killed() {
+	local i
+	kill -KILL "$1" || return 1
+	for i in $(seq 100); do
+		[ "$("$VNIC" stats "$NAME" | awk '$1 == "split.reconnects" { print $2 }')" = 1 ] && break
+		sleep 0.1
+	done
+	"$VNIC" stats "$NAME" | grep -E "^(split\.|drv_a\.resets_xport)"
+	kill -0 "$LINK_PID" && counter_positive split.reconnects && counter_positive drv_a.resets_xport &&
+		ip netns exec "$NA" ping -c 3 -i 0.2 -W 3 10.99.0.2
+}
+
 # The link killed with SIGKILL: its forked server (pid $1) sees the socket
 # close and ends within 5 s (a hang guard). The namespaces stay (kill -9).
 link_killed() {
@@ -276,7 +294,8 @@ fi
 if up "server: up again" --server "$SOCK"; then
 	CPID=$(child_of "$SRV_PID")
 	echo "the standing server's child: ${CPID:-none}" >>"$LOG"
-	check "server: its child killed: the link stops, one line, status 1" server_killed "${CPID:-0}"
+	check "server: its child killed: the link reconnects and pings again" child_killed "${CPID:-0}"
+	check "server: SIGINT after the reconnect: exit 0 with the report" stop_link
 	sleep 0.5
 	check "server: the killed child counted as an abnormal end" bash -c "'$VNIC' stats 'vls-srv-$$' |
 		awk '\$1 == \"server.ended_abnormal\" { a = \$2 } END { exit !(a == 1) }'"
