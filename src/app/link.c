@@ -194,7 +194,8 @@ static void usage(FILE *f)
 	      "  --server PATH       as --split, the server a standing 'vnic server --listen\n"
 	      "                      PATH' rather than a process forked for the run; one\n"
 	      "                      that goes away is reconnected to (the drivers reset, the\n"
-	      "                      TAPs stay up)\n"
+	      "                      TAPs stay up); on a 'vnic server --switch' the vNICs\n"
+	      "                      take the MACs of their switch ports\n"
 	      "  --reconnect-timeout S  --server: how long to try to reach a server that\n"
 	      "                      went away before the link ends with status 1 (30)\n"
 	      "  --pcap FILE         write every frame crossing the wire to FILE (pcap)\n"
@@ -671,13 +672,22 @@ static int build_side(struct link *l, unsigned int s)
 		return err;
 	dcfg.cpu = sd->cpu;
 	dcfg.name = s ? "vnic-b" : "vnic-a";
-	/* Locally administered, and different per run: a backing L2 may see several. */
-	dcfg.mac[0] = 0x02;
-	dcfg.mac[1] = 0x76; /* 'v' */
-	dcfg.mac[2] = 0x6e; /* 'n' */
-	dcfg.mac[3] = (uint8_t)(pid >> 8);
-	dcfg.mac[4] = (uint8_t)pid;
-	dcfg.mac[5] = (uint8_t)(0x0a + s);
+	if (l->split.has_mac) {
+		/*
+		 * A switched server assigns each port its station address, as a
+		 * VIOS assigns a vNIC's, and its device filters by it: the driver,
+		 * and so the TAP the kernel addresses, take it.
+		 */
+		memcpy(dcfg.mac, l->split.mac[s], sizeof(dcfg.mac));
+	} else {
+		/* Locally administered, and different per run: a backing L2 may see several. */
+		dcfg.mac[0] = 0x02;
+		dcfg.mac[1] = 0x76; /* 'v' */
+		dcfg.mac[2] = 0x6e; /* 'n' */
+		dcfg.mac[3] = (uint8_t)(pid >> 8);
+		dcfg.mac[4] = (uint8_t)pid;
+		dcfg.mac[5] = (uint8_t)(0x0a + s);
+	}
 	err = vnic_drv_create(&sd->drv, sd->hv, &dcfg);
 	if (err)
 		return fail("driver %s: %s", side_name[s], strerror(-err));
@@ -1541,9 +1551,16 @@ static void json_rate(const struct link *l, double t_s, const struct totals *cur
 	vnic_json_end(&j);
 }
 
+static const char *mac_str(const uint8_t mac[6], char buf[18])
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		 mac[5]);
+	return buf;
+}
+
 static void print_ready(const struct link *l)
 {
-	char b4[INET6_ADDRSTRLEN], b6[INET6_ADDRSTRLEN];
+	char b4[INET6_ADDRSTRLEN], b6[INET6_ADDRSTRLEN], m[SIDES][18];
 	FILE *f = info(l);
 
 	for (unsigned int s = 0; s < l->nsides; s++) {
@@ -1577,7 +1594,11 @@ static void print_ready(const struct link *l)
 			fprintf(f, " (local port %d)", port);
 		fputc('\n', f);
 	}
-	if (l->o->topo.server_path)
+	if (l->split.has_mac)
+		fprintf(f, "vnic link: the devices run in the standing server at %s, on its switch "
+			"(MACs %s, %s)\n", l->o->topo.server_path, mac_str(l->split.mac[0], m[0]),
+			mac_str(l->split.mac[1], m[1]));
+	else if (l->o->topo.server_path)
 		fprintf(f, "vnic link: the devices and the cable run in the standing server at %s\n",
 			l->o->topo.server_path);
 	else if (l->o->topo.split)
