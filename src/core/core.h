@@ -147,6 +147,7 @@ struct vnic_cpu_stats {
 	uint64_t spin_ns;
 	uint64_t spin_limit_ns;	/* the adaptive spin now (busy_poll_ns when fixed) */
 	uint64_t spin_preempted; /* spins that lost the CPU: contention */
+	uint64_t spin_ceded;	/* idles that slept at once: their spin group was full */
 	uint64_t fd_waits;	/* epoll_waits of a cpu with fds: sleeps and looks */
 };
 
@@ -190,6 +191,21 @@ struct vnic_cpu {
 	 */
 	struct vnic_cpu_spin_src *spin_srcs;
 	bool src_polling;
+	struct vnic_cpu_spin_group *spin_group;	/* set before start; NULL: spins alone */
+};
+
+/*
+ * Cpus that spin on the cores their own traffic's programs need (vnic
+ * link's two sides and the programs in the two namespaces, on a few
+ * cores): at most max of them spin at once, the others sleep as soon as
+ * they are idle (counter spin_ceded). Spinning saves a wake-up only to the
+ * cpu that spins; a second spinner saves the other side's, but takes a
+ * core the endpoints wait for (docs/BENCHMARKS.md, "Small messages").
+ * One atomic per idle, none per packet.
+ */
+struct vnic_cpu_spin_group {
+	_Atomic uint32_t spinning;
+	uint32_t max;
 };
 
 /*
@@ -241,6 +257,20 @@ int vnic_cpu_pin(struct vnic_cpu *cpu, int core);
  * vnic_cpu_spin_src); its poller must be one of the cpu's. 0 or -EINVAL/-EBUSY.
  */
 int vnic_cpu_add_spin_src(struct vnic_cpu *cpu, struct vnic_cpu_spin_src *src);
+/* Setup: a group in which at most max cpus spin at once (max 0: none spins). */
+void vnic_cpu_spin_group_init(struct vnic_cpu_spin_group *g, unsigned int max);
+/*
+ * Before start: cpu spins only while its group has room. The group
+ * outlives the cpus in it. 0, or -EINVAL (NULL) / -EBUSY (cpu started).
+ */
+int vnic_cpu_set_spin_group(struct vnic_cpu *cpu, struct vnic_cpu_spin_group *g);
+/*
+ * Any thread (a cpu's idle_spin, before and after its spin): takes one of
+ * g's max places and returns true, or returns false when all are taken;
+ * leave gives a taken place back.
+ */
+bool vnic_cpu_spin_group_enter(struct vnic_cpu_spin_group *g);
+void vnic_cpu_spin_group_leave(struct vnic_cpu_spin_group *g);
 /*
  * Any thread, any time: a new busy-poll limit and spin mode. The owner
  * takes them the next time it runs out of work, before it spins (a cpu in a
@@ -268,9 +298,9 @@ uint64_t vnic_cpu_backoff_next(uint64_t cur, bool lost);
 struct vnic_counter;
 /*
  * The cpu's counters (loops, sleeps, wakeups, busy_polls, spin_hits,
- * work_ns, idle_ns, spin_ns, spin_limit_ns, spin_preempted) in the shape of the layers'
- * counter functions: fills up to max, returns how many there are. Any
- * thread.
+ * work_ns, idle_ns, spin_ns, spin_limit_ns, spin_preempted, spin_ceded,
+ * fd_waits) in the shape of the layers' counter functions: fills up to
+ * max, returns how many there are. Any thread.
  */
 unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *out,
 			       unsigned int max);

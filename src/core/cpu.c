@@ -234,6 +234,7 @@ unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *
 		{ "spin_ns", vnic_ctr_read(&st->spin_ns) },
 		{ "spin_limit_ns", vnic_ctr_read(&st->spin_limit_ns) },
 		{ "spin_preempted", vnic_ctr_read(&st->spin_preempted) },
+		{ "spin_ceded", vnic_ctr_read(&st->spin_ceded) },
 		{ "fd_waits", vnic_ctr_read(&st->fd_waits) },
 	};
 	unsigned int n = sizeof(c) / sizeof(c[0]);
@@ -451,6 +452,45 @@ int vnic_cpu_add_spin_src(struct vnic_cpu *cpu, struct vnic_cpu_spin_src *src)
 	return 0;
 }
 
+void vnic_cpu_spin_group_init(struct vnic_cpu_spin_group *g, unsigned int max)
+{
+	atomic_init(&g->spinning, 0);
+	g->max = max;
+}
+
+int vnic_cpu_set_spin_group(struct vnic_cpu *cpu, struct vnic_cpu_spin_group *g)
+{
+	if (!cpu || !g)
+		return -EINVAL;
+	if (cpu->thread)
+		return -EBUSY;
+	cpu->spin_group = g;
+	return 0;
+}
+
+/*
+ * A place among the group's spinners, or false when all are taken. Relaxed:
+ * the count only rations the spins; no data is handed over through it, and
+ * a cpu that finds the group full sleeps by the usual protocol (idle_sleep),
+ * so a stale count costs at most one spin or one sleep, never a lost wake-up.
+ */
+bool vnic_cpu_spin_group_enter(struct vnic_cpu_spin_group *g)
+{
+	uint32_t n = atomic_load_explicit(&g->spinning, memory_order_relaxed);
+
+	while (n < g->max)
+		if (atomic_compare_exchange_weak_explicit(&g->spinning, &n, n + 1,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			return true;
+	return false;
+}
+
+void vnic_cpu_spin_group_leave(struct vnic_cpu_spin_group *g)
+{
+	atomic_fetch_sub_explicit(&g->spinning, 1, memory_order_relaxed);
+}
+
 /* --- spin sources (struct vnic_cpu_spin_src) ------------------------------------------- */
 
 static void srcs_polling(struct vnic_cpu *cpu, bool on)
@@ -612,6 +652,10 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 
 	if (!cpu->spin_cur_ns)
 		return false;
+	if (cpu->spin_group && !vnic_cpu_spin_group_enter(cpu->spin_group)) {
+		vnic_ctr_inc(&cpu->stats.spin_ceded);
+		return false;
+	}
 	vnic_ctr_inc(&cpu->stats.busy_polls);
 	if (cpu->spin_srcs && !cpu->src_polling)
 		srcs_polling(cpu, true);
@@ -663,6 +707,8 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 			break;
 		vnic_cpu_relax();
 	}
+	if (cpu->spin_group)
+		vnic_cpu_spin_group_leave(cpu->spin_group);
 	vnic_ctr_add(&cpu->stats.spin_ns, burned);
 	if (found)
 		vnic_ctr_inc(&cpu->stats.spin_hits);

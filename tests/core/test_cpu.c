@@ -8,6 +8,7 @@
  * No timing is asserted: waits on the test side are hang guards only.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -248,6 +249,134 @@ static void test_spin_adapts(void **state)
 }
 
 /* ---------------------------------------------------------------------------
+ * Spin groups: at most max cpus of a group spin at once
+ * ------------------------------------------------------------------------- */
+
+/* Each row a group of max places: all taken in turn, one more refused, one given back, retaken. */
+static void test_spin_group_places(void **state)
+{
+	static const unsigned int max[] = { 0, 1, 2, 3 };
+	struct vnic_cpu_spin_group g;
+
+	(void)state;
+	for (unsigned int r = 0; r < sizeof(max) / sizeof(max[0]); r++) {
+		vnic_cpu_spin_group_init(&g, max[r]);
+		for (unsigned int i = 0; i < max[r]; i++)
+			assert_true(vnic_cpu_spin_group_enter(&g));
+		assert_false(vnic_cpu_spin_group_enter(&g));
+		assert_false(vnic_cpu_spin_group_enter(&g)); /* a refusal takes nothing */
+		if (max[r]) {
+			vnic_cpu_spin_group_leave(&g);
+			assert_true(vnic_cpu_spin_group_enter(&g));
+			assert_false(vnic_cpu_spin_group_enter(&g));
+		}
+		for (unsigned int i = 0; i < max[r]; i++)
+			vnic_cpu_spin_group_leave(&g);
+		assert_int_equal(atomic_load(&g.spinning), 0);
+	}
+}
+
+enum { GROUP_THREADS = 4, GROUP_ROUNDS = 20000, GROUP_MAX = 2 };
+
+static struct vnic_cpu_spin_group race_g;
+static _Atomic uint32_t race_inside, race_most;
+static _Atomic uint64_t race_entered;
+
+static void *group_racer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < GROUP_ROUNDS; i++) {
+		uint32_t in, most;
+
+		if (!vnic_cpu_spin_group_enter(&race_g))
+			continue;
+		atomic_fetch_add(&race_entered, 1);
+		in = atomic_fetch_add(&race_inside, 1) + 1;
+		most = atomic_load(&race_most);
+		while (in > most && !atomic_compare_exchange_weak(&race_most, &most, in))
+			;
+		atomic_fetch_sub(&race_inside, 1);
+		vnic_cpu_spin_group_leave(&race_g);
+	}
+	return NULL;
+}
+
+/* Threads racing for GROUP_MAX places: never more inside at once, none left taken. */
+static void test_spin_group_race(void **state)
+{
+	pthread_t th[GROUP_THREADS];
+
+	(void)state;
+	vnic_cpu_spin_group_init(&race_g, GROUP_MAX);
+	for (int i = 0; i < GROUP_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, group_racer, NULL), 0);
+	for (int i = 0; i < GROUP_THREADS; i++)
+		pthread_join(th[i], NULL);
+	assert_true(atomic_load(&race_most) >= 1);
+	assert_true(atomic_load(&race_most) <= GROUP_MAX);
+	assert_true(atomic_load(&race_entered) >= 1);
+	assert_int_equal(atomic_load(&race_inside), 0);
+	assert_int_equal(atomic_load(&race_g.spinning), 0);
+}
+
+/*
+ * Two cpus that would always spin (fixed) in one group: with no place,
+ * neither spins and every idle is ceded, yet no wake-up is lost; with one
+ * place, the first to idle spins. Each ping-pong must still complete.
+ */
+static void run_pingpong_group(unsigned int max)
+{
+	static const char *const names[2] = {"gping", "gpong"};
+	struct vnic_cpu_spin_group g;
+	uint64_t polls = 0, ceded = 0;
+	int i;
+
+	vnic_pingpong_init(&pp, names, 50000, 20000);
+	vnic_cpu_spin_group_init(&g, max);
+	for (i = 0; i < 2; i++) {
+		vnic_cpu_set_spin(&pp.cpu[i], VNIC_CPU_SPIN_FIXED);
+		assert_int_equal(vnic_cpu_set_spin_group(&pp.cpu[i], &g), 0);
+	}
+	for (i = 0; i < 2; i++)
+		assert_int_equal(vnic_cpu_start(&pp.cpu[i]), 0);
+	assert_int_equal(vnic_cpu_set_spin_group(&pp.cpu[0], &g), -EBUSY);
+	vnic_pingpong_kick(&pp);
+	assert_true(vnic_test_wait_flag(&pp.done));
+	for (i = 0; i < 2; i++)
+		vnic_cpu_stop(&pp.cpu[i]);
+	assert_int_equal(pp.counter, pp.target);
+	assert_int_equal(pp.side[0].p.runs, pp.side[0].p.schedules);
+	assert_int_equal(pp.side[1].p.runs, pp.side[1].p.schedules);
+	for (i = 0; i < 2; i++) {
+		struct vnic_cpu_stats *st = &pp.cpu[i].stats;
+
+		assert_true(st->wakeups <= st->sleeps);
+		polls += st->busy_polls;
+		ceded += st->spin_ceded;
+		vnic_cpu_fini(&pp.cpu[i]);
+	}
+	assert_int_equal(atomic_load(&g.spinning), 0);
+	if (max == 0) {
+		assert_int_equal(polls, 0);
+		assert_true(ceded >= 1);
+	} else {
+		assert_true(polls >= 1);
+	}
+}
+
+static void test_pingpong_group_none(void **state)
+{
+	(void)state;
+	run_pingpong_group(0);
+}
+
+static void test_pingpong_group_one(void **state)
+{
+	(void)state;
+	run_pingpong_group(1);
+}
+
+/* ---------------------------------------------------------------------------
  * Timers on a started cpu
  * ------------------------------------------------------------------------- */
 
@@ -444,6 +573,10 @@ int main(void)
 		cmocka_unit_test(test_spin_rule),
 		cmocka_unit_test(test_backoff_rule),
 		cmocka_unit_test(test_spin_adapts),
+		cmocka_unit_test(test_spin_group_places),
+		cmocka_unit_test(test_spin_group_race),
+		cmocka_unit_test(test_pingpong_group_none),
+		cmocka_unit_test(test_pingpong_group_one),
 		cmocka_unit_test(test_timers_fire_after_deadline),
 		cmocka_unit_test(test_stop_joins),
 		cmocka_unit_test(test_manual_pingpong),
