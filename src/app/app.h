@@ -45,6 +45,7 @@ struct vnic_topo_config {
 	enum vnic_cpu_spin spin;	/* adaptive (default) or fixed */
 	enum vnic_hv_doorbell doorbell;	/* split: eventfd (default) or spin */
 	uint32_t threads;		/* cpu threads: 2 (a side each, default) or 1 (both) */
+	uint32_t spinners;		/* of those, at most this many spin at once */
 	/*
 	 * --pin: the core of each cpu thread. NONE (default): the scheduler's
 	 * choice; AUTO: thread i on the i-th core the process may use, when
@@ -101,6 +102,7 @@ struct vnic_split {
 
 struct vnic_topo {
 	struct vnic_cpu cpu[VNIC_TOPO_SIDES];
+	struct vnic_cpu_spin_group spin_group;	/* --spinners below --threads */
 	struct vnic_hv *hv[VNIC_TOPO_SIDES];
 	struct vnic_cable *cable;
 	struct vnic_dev *dev[VNIC_TOPO_SIDES];

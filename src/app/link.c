@@ -87,6 +87,7 @@ struct link {
 	unsigned int nsides;
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
+	struct vnic_cpu_spin_group spin_group;	/* --spinners below --threads */
 	struct vnic_wire *backing;
 	bool backing_xdp;		/* the backing wire is AF_XDP's, else AF_PACKET's */
 	struct vnic_wire *sockwire;	/* --wire */
@@ -814,6 +815,7 @@ static int build(struct link *l)
 
 	if (vnic_topo_pin_cores(t, core))
 		return -1;
+	vnic_cpu_spin_group_init(&l->spin_group, t->spinners);
 	for (unsigned int s = 0; s < l->nsides; s++) {
 		if (s >= t->threads) {
 			l->side[s].cpu = l->side[0].cpu;
@@ -824,6 +826,8 @@ static int build(struct link *l)
 			return fail("cpu %s: %s", side_name[s], strerror(-err));
 		vnic_cpu_set_spin(&l->side[s].own_cpu, t->spin);
 		l->side[s].cpu_init = true;
+		if (t->spinners < t->threads)
+			vnic_cpu_set_spin_group(&l->side[s].own_cpu, &l->spin_group);
 		err = vnic_cpu_pin(&l->side[s].own_cpu, core[s]);
 		if (err)
 			return fail("cpu %s: pinning to core %d: %s", side_name[s], core[s],

@@ -328,6 +328,8 @@ static const struct topo_opt table[] = {
 	       VNIC_OPTG_VNIC, doorbell),
 	U32("threads", "1|2", "datapath threads: a side each, or both sides on one",
 	    VNIC_OPTG_VNIC, threads, 1, 2),
+	U32("spinners", "1|2", "datapath threads that may busy-poll at once", VNIC_OPTG_VNIC,
+	    spinners, 1, 2),
 	{ .name = "pin", .meta = "CORES",
 	  .help = "cpu threads on cores: none, auto (one core each) or a list: 0,1",
 	  .group = VNIC_OPTG_VNIC, .parse = parse_pin, .show = show_pin },

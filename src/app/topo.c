@@ -28,6 +28,7 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg)
 	cfg->busy_poll_ns = 50000;
 	cfg->spin = VNIC_CPU_SPIN_ADAPTIVE;
 	cfg->threads = VNIC_TOPO_SIDES;
+	cfg->spinners = VNIC_TOPO_SIDES;
 	cfg->host_pkts = 1024;
 	cfg->host_buf_size = VNIC_PKT_MAX_LEN + 256;
 	cfg->reconnect_timeout_ns = VNIC_SPLIT_RECONNECT_DEFAULT_S * 1000000000ull;
@@ -241,11 +242,14 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 		if (err)
 			return err;
 	}
+	vnic_cpu_spin_group_init(&t->spin_group, t->cfg.spinners);
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
 		err = vnic_cpu_init(&t->cpu[s], side_name[s], t->cfg.busy_poll_ns);
 		if (err)
 			goto err_destroy;
 		vnic_cpu_set_spin(&t->cpu[s], t->cfg.spin);
+		if (t->cfg.spinners < t->cfg.threads)
+			vnic_cpu_set_spin_group(&t->cpu[s], &t->spin_group);
 		err = vnic_cpu_pin(&t->cpu[s], core[s]);
 		if (err)
 			goto err_destroy;

@@ -186,7 +186,7 @@ static void test_table_in_every_command(void **state)
 		snprintf(line, sizeof(line),
 			 "%s --queues 3 --mtu 4000 --tx-entries 256 --rx-entries 1024 --ind-descs 32 "
 			 "--no-tso --no-bql --busy-poll-us 7 --busy-poll fixed --doorbell spin --threads 1 "
-			 "--pin 0 "
+			 "--spinners 1 --pin 0 "
 			 "--rx-replenish always --tx-hdr-build "
 			 "copy --tx-submit indirect --bql-complete per-entry --tx-csum hw-noheaders "
 			 "--rx-deliver gro --tx-reclaim napi --reclaim-us 250 --hdr-mask exact "
@@ -207,6 +207,7 @@ static void test_table_in_every_command(void **state)
 		assert_int_equal(t->spin, VNIC_CPU_SPIN_FIXED);
 		assert_int_equal(t->doorbell, VNIC_HV_DOORBELL_SPIN);
 		assert_int_equal(t->threads, 1);
+		assert_int_equal(t->spinners, 1);
 		assert_int_equal(t->pin.mode, VNIC_PIN_LIST);
 		assert_int_equal(t->pin.n, 1);
 		assert_int_equal(t->pin.core[0], 0);
@@ -253,6 +254,7 @@ static void test_table_rejects_in_every_command(void **state)
 		"--hdr-mask loose",   "--loss 0.51",	    "--rate 1Q",      "--busy-poll-us -1",
 		"--cost-irq-ns y",    "--reclaim-us 0",	    "--dev-queues 17", "--seed",
 		"--threads 3",	      "--threads 0",	    "--busy-poll always",
+		"--spinners 0",	      "--spinners 3",
 		"--pin x",	      "--pin 0,",	    "--pin ,1",	      "--pin 0,1,0",
 		"--pin -1",	      "--pin 99999",	    "--pin 0;1",      "--pin",
 	};
@@ -364,6 +366,7 @@ static void test_link_own(void **state)
 	/* link's own defaults: no busy poll, two threads, both namespaces made */
 	assert_true(o.topo.busy_poll_ns == 0);
 	assert_int_equal(o.topo.threads, 2);
+	assert_int_equal(o.topo.spinners, 2);
 	assert_string_equal(o.ns[0], "vnic-a");
 	assert_false(o.ns_given[0]);
 	assert_false(o.json);
