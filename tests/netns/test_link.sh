@@ -30,7 +30,8 @@
 # inside its namespace put back, a 256 MiB transfer
 # whose sha256 matches at the other end (with offloads, then with TSO and
 # checksum offload off on a TAP), --pcap read back by tshark, a 3 s iperf3
-# through --pcap --snaplen 128 with no frame left out of the capture, the
+# through --pcap --snaplen 128 with no frame left out of the capture, ping
+# and iperf3 with --spinners 1 (an idle thread sleeps while the other spins), the
 # errors a user meets (a loopback or TUN backing, a --pcap directory among
 # them), the backing mode, and that teardown leaves nothing behind:
 # after SIGINT, SIGTERM, SIGHUP, and a reader of stdout that went away
@@ -474,6 +475,25 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB" --fault reset-every=700ms; then
 	check "--fault: nothing left" nothing_left "$NA" "$NB"
 else
 	fail "vnic link --fault up"
+	LINK_PID=
+fi
+
+# ---------------------------------------------------------------- one spinner
+# --spinners 1 with a fixed spin: traffic flows, and a thread that went idle
+# while the other spun slept at once instead of spinning too.
+if start_link --new-ns-a "$NA" --new-ns-b "$NB" --busy-poll-us 50 --busy-poll fixed --spinners 1; then
+	pass "vnic link up (--spinners 1)"
+	check "ping with one spinner" ip netns exec "$NA" ping -c 5 -i 0.2 -W 2 10.99.0.2
+	server "$NB" iperf3 -s -p 5201
+	wait_port "$NB" 5201
+	check "iperf3 TCP IPv4 a->b with one spinner" iperf_tcp "$NA" 10.99.0.2
+	stop_servers
+	ceded=$(($(stat_of cpu_a.spin_ceded) + $(stat_of cpu_b.spin_ceded)))
+	check "--spinners 1: idles ceded to the spinning thread ($ceded)" test "$ceded" -ge 1
+	check "--spinners 1: clean exit" stop_link
+	check "--spinners 1: nothing left" nothing_left "$NA" "$NB"
+else
+	fail "vnic link up (--spinners 1)"
 	LINK_PID=
 fi
 
