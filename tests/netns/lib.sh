@@ -13,6 +13,35 @@ skip() {
 	exit 77
 }
 
+# require WHAT...: skips the test (exit 77, CTest's SKIP_RETURN_CODE) with
+# one line naming what is missing and how to get it. WHAT is root, tun, or a
+# command; PY is set when python3 is asked for. Every netns test opens with it.
+require() {
+	local w pkg
+
+	for w in "$@"; do
+		case $w in
+		root) [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces and TAPs)" ;;
+		tun) [ -c /dev/net/tun ] || skip "no /dev/net/tun (modprobe tun)" ;;
+		*)
+			command -v "$w" >/dev/null && continue
+			case $w in
+			ip) pkg=iproute2 ;;
+			ping) pkg=iputils-ping ;;
+			python3) pkg=python3-minimal ;;
+			qemu-system-x86_64) pkg=qemu-system-x86 ;;
+			busybox) pkg=busybox-static ;;
+			*) pkg=$w ;;
+			esac
+			skip "no $w (apt-get install $pkg)"
+			;;
+		esac
+	done
+	case " $* " in
+	*" python3 "*) PY=$(command -v python3) ;;
+	esac
+}
+
 pass() {
 	echo "PASS: $*"
 	npass=$((npass + 1))

@@ -27,13 +27,11 @@ VNIC=${1:?usage: test_qemu.sh PATH/TO/vnic}
 # shellcheck source=tests/netns/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces and TAPs)"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-QEMU=$(command -v qemu-system-x86_64) || skip "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
-BUSYBOX=$(command -v busybox) || skip "no busybox (apt-get install busybox-static)"
+require root tun ip qemu-system-x86_64 busybox python3
+QEMU=$(command -v qemu-system-x86_64)
+BUSYBOX=$(command -v busybox)
 ldd "$BUSYBOX" 2>&1 | grep -q "not a dynamic executable" ||
 	skip "$BUSYBOX is not statically linked (apt-get install busybox-static)"
-PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
 [ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
 
 WORK=$(mktemp -d /tmp/vnic-qemu.XXXXXX)
