@@ -199,8 +199,19 @@ static void test_ind_fallback(void **state)
 	 * limit even if its tx batches stay small (the receiver's ACKs).
 	 */
 	x->o.topo.drv.rx_entries = 64;
+	/*
+	 * A stream of a size, not of a time: however slow the machine (TSan,
+	 * a loaded CI), the run carries enough for the checks below. 64 MiB
+	 * is at least 1,024 packets of at most 64 KiB: more than 20 sends of
+	 * at most 16, and more than 32 frames received on either side, each
+	 * window of 1 MiB acknowledged at least once. The duration only
+	 * bounds a run that stalls.
+	 */
+	x->o.st.bytes = 64u << 20;
+	x->o.duration_s = 120;
 	run_go(x);
 	check_through(x);
+	assert_int_equal(x->r.res.bytes, x->o.st.bytes);
 	for (int s = 0; s < 2; s++) {
 		const char *d = s ? "drv_b" : "drv_a", *h = s ? "hv_b" : "hv_a";
 
