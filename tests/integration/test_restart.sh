@@ -99,21 +99,33 @@ S1=$!
 PIDS+=($S1)
 wait_file "$S" || { echo "FAIL: the server made no socket: $(cat "$D/s1.log")"; exit 1; }
 
-# The cable's rate makes the streams last (3 s each at least): the kill lands mid-stream.
+# No client may end before the kill, however slowly the machine starts them.
+# The cable's rate is a floor under a stream's time in wall-clock time (a
+# frame leaves no earlier than its bits take at the rate: a starved client
+# only takes longer), so 150 MB at 150 Mbit/s last LAST_S at least from
+# the first frame; the rr runs LAST_S from its start. Both start after T0,
+# so a kill before T0 + LAST_S lands mid-run; the test says so if the
+# clients took so long to attach that it could not.
 SIZE=150000000
+LAST_S=8
+T0=$(date +%s%N)
 cpids=()
 for i in 1 2; do
-	nice "$VNIC" bench stream --server "$S" --size $SIZE --rate 400M --duration 120 \
+	nice "$VNIC" bench stream --server "$S" --size $SIZE --rate 150M --duration 120 \
 		--json --no-ctl --quiet >"$D/st$i" 2>"$D/st$i.err" &
 	cpids+=($!)
 done
-nice "$VNIC" bench rr --server "$S" --sessions 2 --duration 8 --json --no-ctl --quiet \
+nice "$VNIC" bench rr --server "$S" --sessions 2 --duration $LAST_S --json --no-ctl --quiet \
 	>"$D/rr" 2>"$D/rr.err" &
 cpids+=($!)
 PIDS+=("${cpids[@]}")
 wait_children $S1 3 || fail "server 1 serves $(pgrep -P $S1 | wc -l) clients, want 3"
-sleep 1
+# a moment of traffic first, so the kill lands mid-stream rather than at the attach
+sleep 0.5
 kill -KILL $S1
+took=$((($(date +%s%N) - T0) / 1000000))
+[ $took -lt $((LAST_S * 1000)) ] ||
+	fail "the kill came $took ms after the clients' start, not within the $LAST_S s they last"
 wait $S1 2>/dev/null
 sleep 0.5
 "$VNIC" server --listen "$S" --no-ctl 2>"$D/s2.log" &
