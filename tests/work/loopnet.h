@@ -19,6 +19,15 @@
 
 enum { LOOPNET_MAX_RING = 4096, LOOPNET_MAX_HELD = 8192, LOOPNET_MAX_TXQ = 4 };
 
+/*
+ * The RTO floor of a path that must not depend on how fast this machine
+ * is: the RTO is at least this, and a tail loss probe waits 2 SRTT and
+ * floor / 32 (work.h, rto_min_ns), here 10 s. A 10 s floor left the probe
+ * at 312 ms, which a test thread descheduled on a loaded machine (ASan,
+ * CI) reaches: one spurious probe per session.
+ */
+#define LOOPNET_NO_TIMER_RTO_MIN_NS 320000000000ull
+
 /* How a loopnet transmits (to its peer) and receives. */
 struct loopnet_cfg {
 	uint32_t features;	/* offered to the host (VNIC_NETIF_F_*) */

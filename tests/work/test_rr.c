@@ -55,7 +55,7 @@ static void run_rr_prep(const struct loopnet_cfg *a, const struct loopnet_cfg *b
 	/* A clean path must not depend on how fast this machine is: there, a
 	 * timer long enough never to fire; loss tests set a short one. */
 	if (!oo.tcp.rto_min_ns)
-		oo.tcp.rto_min_ns = 10000000000ull;
+		oo.tcp.rto_min_ns = LOOPNET_NO_TIMER_RTO_MIN_NS;
 
 	/* Superpacket-sized buffers are 64 KiB each: fewer of them. */
 	testbed_init(&tb, a, b, pool_buf ? 4096 : 512, pool_buf);

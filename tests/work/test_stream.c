@@ -47,7 +47,7 @@ static void setup(struct testbed *tb, struct st_run *r, const struct loopnet_cfg
 	/* A clean path must not depend on how fast this machine is: there, a
 	 * timer long enough never to fire; loss tests set a short one. */
 	if (!oo.tcp.rto_min_ns)
-		oo.tcp.rto_min_ns = 10000000000ull;
+		oo.tcp.rto_min_ns = LOOPNET_NO_TIMER_RTO_MIN_NS;
 	memset(r, 0, sizeof(*r));
 	r->flows = o->flows ? o->flows : 1;
 	r->target = o->bytes;

@@ -174,7 +174,7 @@ static void test_fast_retransmit_exactly_the_hole(void **state)
 	unsigned int i;
 
 	(void)state;
-	bed_init(&x, 64 << 10, 10000000000ull);
+	bed_init(&x, 64 << 10, LOOPNET_NO_TIMER_RTO_MIN_NS);
 	vnic_tcpl_send(x.snd, 8 * MSS);
 	assert_int_equal(pull(x.snd, seg, 8), 8);
 	for (i = 0; i < 8; i++)
@@ -227,7 +227,7 @@ static void test_fast_retransmit_plain_dupacks(void **state)
 	unsigned int i;
 
 	(void)state;
-	bed_init(&x, 64 << 10, 10000000000ull);
+	bed_init(&x, 64 << 10, LOOPNET_NO_TIMER_RTO_MIN_NS);
 	vnic_tcpl_send(x.snd, 8 * MSS);
 	assert_int_equal(pull(x.snd, seg, 8), 8);
 	for (i = 0; i < 8; i++)
@@ -255,7 +255,7 @@ static void test_reordering_resends_nothing(void **state)
 	unsigned int i;
 
 	(void)state;
-	bed_init(&x, 64 << 10, 10000000000ull);
+	bed_init(&x, 64 << 10, LOOPNET_NO_TIMER_RTO_MIN_NS);
 	vnic_tcpl_send(x.snd, 12 * MSS);
 	assert_int_equal(pull(x.snd, seg, 12), 12);
 	for (i = 0; i < 12; i++) {
@@ -373,7 +373,7 @@ static void test_lost_resend_seen_by_sack(void **state)
 	unsigned int i;
 
 	(void)state;
-	bed_init(&x, 64 << 10, 10000000000ull);
+	bed_init(&x, 64 << 10, LOOPNET_NO_TIMER_RTO_MIN_NS);
 	warm_up(&x);
 	vnic_tcpl_send(x.snd, 10 * MSS);
 	assert_int_equal(pull(x.snd, seg, 16), 10);
@@ -507,7 +507,7 @@ static void test_sack_blocks_on_the_wire(void **state)
 	unsigned int i;
 
 	(void)state;
-	bed_init(&x, 64 << 10, 10000000000ull);
+	bed_init(&x, 64 << 10, LOOPNET_NO_TIMER_RTO_MIN_NS);
 	iss = x.snd->iss;
 	vnic_tcpl_send(x.snd, 8 * MSS);
 	assert_int_equal(pull(x.snd, seg, 8), 8);
