@@ -11,13 +11,17 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -46,10 +50,90 @@ static struct run *run_new(enum vnic_workload wl)
 	return x;
 }
 
+/*
+ * A run of RUN_S is RUN_S of traffic that delivered something, however
+ * loaded the machine: a watcher reads the run's control socket as
+ * `vnic stats` does and stops it (vnic_bench_run's stop) once the traffic
+ * has run RUN_S since its first packet and the workload has delivered
+ * payload (and, for rr, a transaction). On a loaded machine under TSan a
+ * bring-up or a first retransmission could take the whole of a plain
+ * RUN_S, and a run delivered nothing. The duration only bounds a stall.
+ */
+struct watch {
+	struct run *x;
+	char name[48];
+	_Atomic bool done;	/* the run returned */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The value of "NAME VALUE" in a stats answer; 0 when absent (a zero may be left out). */
+static uint64_t stats_value(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, name, n) && l[n] == ' ')
+			return strtoull(l + n + 1, NULL, 10);
+	return 0;
+}
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+	const struct timespec poll = {.tv_sec = 0, .tv_nsec = 20000000};
+	const uint64_t run_ns = (uint64_t)(RUN_S * 1e9);
+	bool rr = w->x->o.wl == VNIC_WL_RR;
+	uint64_t first = 0;
+	char path[256], *ans;
+
+	if (vnic_ctl_path(w->name, path, sizeof(path)))
+		return NULL;
+	while (!atomic_load(&w->done)) {
+		ans = NULL;
+		if (!vnic_ctl_request(path, "stats", 2000, &ans, NULL)) {
+			if (!first && stats_value(ans, "work.tx_pkts"))
+				first = now_ns();
+			if (first && now_ns() - first >= run_ns && stats_value(ans, "work.bytes") &&
+			    (!rr || stats_value(ans, "work.transactions"))) {
+				atomic_store(&w->x->r.stop, true);
+				free(ans);
+				break;
+			}
+		}
+		free(ans);
+		nanosleep(&poll, NULL);
+	}
+	return NULL;
+}
+
 static void run_go(struct run *x)
 {
+	static unsigned int runs;
+	struct watch w = {.x = x};
+	pthread_t t;
+
 	x->r.o = &x->o;
+	/* a sized stream ends on its own */
+	if (x->o.st.bytes) {
+		assert_int_equal(vnic_bench_run(&x->r), 0);
+		return;
+	}
+	snprintf(w.name, sizeof(w.name), "test-vnic-%ld-%u", (long)getpid(), runs++);
+	x->o.ctl = true;
+	x->o.ctl_name = w.name;
+	x->o.duration_s = 120;
+	assert_int_equal(pthread_create(&t, NULL, watch_thread, &w), 0);
 	assert_int_equal(vnic_bench_run(&x->r), 0);
+	atomic_store(&w.done, true);
+	pthread_join(t, NULL);
+	assert_true(atomic_load(&x->r.stop));
 }
 
 static void run_free(struct run *x)
