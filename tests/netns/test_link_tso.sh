@@ -28,11 +28,7 @@ VNIC=${1:?usage: test_link_tso.sh PATH/TO/vnic}
 # shellcheck source=tests/netns/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs)"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-command -v iperf3 >/dev/null || skip "no iperf3 (apt-get install iperf3)"
-command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
-PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
+require root tun ip iperf3 python3
 [ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
 WORK=$(mktemp -d /tmp/vnic-tso.XXXXXX)
 LOG=$WORK/log
