@@ -34,11 +34,7 @@ VNIC=${1:?usage: test_link_restart.sh PATH/TO/vnic}
 # shellcheck source=tests/netns/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs)"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
-command -v ping >/dev/null || skip "no ping (apt-get install iputils-ping)"
-PY=$(command -v python3) || skip "no python3 (apt-get install python3-minimal)"
+require root tun ip ping python3
 [ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
 WORK=$(mktemp -d /tmp/vnic-linkrestart.XXXXXX)
 LOG=$WORK/log

@@ -29,11 +29,7 @@ VNIC=${1:?usage: test_link_switch.sh PATH/TO/vnic}
 # shellcheck source=tests/netns/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TAPs)"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-command -v iperf3 >/dev/null || skip "no iperf3 (apt-get install iperf3)"
-command -v ip >/dev/null || skip "no ip (apt-get install iproute2)"
-command -v ping >/dev/null || skip "no ping (apt-get install iputils-ping)"
+require root tun iperf3 ip ping
 [ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
 WORK=$(mktemp -d /tmp/vnic-linkswitch.XXXXXX)
 LOG=$WORK/log
