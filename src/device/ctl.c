@@ -299,7 +299,8 @@ enum {
 /*
  * Large receive (docs/PROTOCOL.md section 8.5): offered only on a wire that
  * can hand us a superframe (the cable with cable-tso, whose other end then
- * sends them), as large as RX_MAX_CHUNKS posted buffers hold. 0: not offered.
+ * sends them; the AF_PACKET backing with vnet headers, whose kernel does),
+ * as large as RX_MAX_CHUNKS posted buffers hold. 0: not offered.
  */
 static uint32_t large_rx_offer(const struct vnic_dev *dev)
 {

@@ -76,7 +76,7 @@ enum {
 
 struct afp_rx_stats {
 	uint64_t frames, bytes, drop_too_big, drop_truncated, kernel_drops, blocks, notifies,
-		csum_fixed, gso_frames, gso_segments, drop_gso;
+		csum_fixed, gso_frames, gso_segments, gso_whole, drop_gso;
 };
 
 struct afp_tx_stats {
@@ -104,6 +104,12 @@ struct afp_wire {
 	uint32_t slot_size;
 	bool vnet;	   /* PACKET_VNET_HDR: superframes both ways */
 	uint32_t rx_max;   /* the longest frame taken: a superframe with vnet, else frame_size */
+	/*
+	 * The largest superframe the device takes whole (rx_gso_take: its
+	 * driver negotiated large receive), 0: none, cut into MTU frames.
+	 * Written by any thread, read here per superframe: relaxed.
+	 */
+	uint32_t rx_gso;
 	/* the segments of a superframe received, handed out before the ring's next frame */
 	struct vnic_pkt_pool segpool;
 	struct vnic_pkt *segs[AFP_RX_SEGS];
@@ -455,6 +461,39 @@ static bool segment_super(struct afp_wire *a, struct vnic_pkt *super)
 	return true;
 }
 
+/*
+ * Whether superframe super goes to the device whole: the device takes them
+ * (its driver negotiated large receive), this one fits, and it passes the
+ * checks a superframe to cut does (segment_super). Its checksum field then
+ * holds the pseudo-header sum over its L4 length, as a superframe on the
+ * cable does (docs/PROTOCOL.md section 8.5): the kernel's NEEDS_CSUM
+ * (vnic_vnet_parse has checked that it names that field) left the payload
+ * unsummed, and whoever cuts or consumes it finishes the sum. The kernel
+ * put that sum there already (GRO, a local TSO sender); writing it reads
+ * the headers only, never the payload, and holds whatever the kernel's
+ * convention. Idempotent: a peek may take the same frame again.
+ */
+static bool super_whole(struct afp_wire *a, struct vnic_pkt *super)
+{
+	uint32_t max = __atomic_load_n(&a->rx_gso, __ATOMIC_RELAXED);
+	uint32_t l4_off = (uint32_t)super->l2_len + super->l3_len;
+	const uint8_t *ip = super->data + super->l2_len;
+	vnic_wsum_t sum;
+	uint16_t check;
+
+	/* one that could not be cut (segments over the MTU, too many) is refused as ever */
+	if (super->len > max || super->gso_segs > AFP_RX_SEGS ||
+	    l4_off - super->l2_len + super->l4_len + super->gso_size > a->wire.mtu)
+		return false;
+	if (super->l3_proto == VNIC_ETH_P_IP)
+		sum = vnic_csum_pseudo4(ip + 12, ip + 16, super->l4_proto, super->len - l4_off);
+	else
+		sum = vnic_csum_pseudo6(ip + 8, ip + 24, super->l4_proto, super->len - l4_off);
+	check = (uint16_t)~vnic_csum_fold(sum);
+	memcpy(super->data + super->csum_start + super->csum_offset, &check, sizeof(check));
+	return true;
+}
+
 static unsigned int seg_peek(struct afp_wire *a, struct vnic_pkt **frames, unsigned int n)
 {
 	unsigned int got = 0;
@@ -485,7 +524,8 @@ static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, u
 		if (!n || (f = cursor_frame(a)) == NULL)
 			return 0;
 		why = frame_take(a, f, &a->shells[0]);
-		if (why == TAKE_OK && a->shells[0].gso_type != VNIC_GSO_NONE) {
+		if (why == TAKE_OK && a->shells[0].gso_type != VNIC_GSO_NONE &&
+		    !super_whole(a, &a->shells[0])) {
 			if (segment_super(a, &a->shells[0]))
 				return seg_peek(a, frames, n);
 			continue;
@@ -496,12 +536,12 @@ static unsigned int afp_rx_peek(struct vnic_wire *w, struct vnic_pkt **frames, u
 	}
 	/*
 	 * then good frames up to the first one it would not see (V3: in this
-	 * block), or a superframe, which leads the next peek
+	 * block), or a superframe to cut, which leads the next peek
 	 */
 	frames[got++] = &a->shells[0];
 	while (got < n && (f = peek_next(a, f, got)) != NULL) {
 		if (frame_take(a, f, &a->shells[got]) != TAKE_OK ||
-		    a->shells[got].gso_type != VNIC_GSO_NONE)
+		    (a->shells[got].gso_type != VNIC_GSO_NONE && !super_whole(a, &a->shells[got])))
 			break;
 		frames[got] = &a->shells[got];
 		got++;
@@ -525,10 +565,15 @@ static void afp_rx_release(struct vnic_wire *w, unsigned int n)
 		if (a->seg_i == a->seg_n)
 			a->seg_i = a->seg_n = 0;
 	} else {
+		uint64_t whole = 0;
+
 		for (i = 0; i < n; i++) {
 			bytes += a->shells[i].len;
+			whole += a->shells[i].gso_type != VNIC_GSO_NONE;
 			cursor_advance(a);
 		}
+		if (whole)
+			vnic_ctr_add(&a->rx.gso_whole, whole);
 	}
 	a->peeked = 0;
 	vnic_ctr_add(&a->rx.frames, n);
@@ -548,6 +593,23 @@ static bool rx_ready(struct afp_wire *a)
 static uint64_t afp_rx_next_ns(struct vnic_wire *w)
 {
 	return rx_ready(to_afp(w)) ? 1 : 0;
+}
+
+/*
+ * The receiving device's driver took large receive (max > 0) or gave it
+ * back (0): superframes pass whole from the next peek, or are cut again.
+ * Any thread. One peeked before a reset may still reach the device, which
+ * drops it and counts it (rx_drop_super_off), as on the cable.
+ */
+static void afp_rx_gso_take(struct vnic_wire *w, uint32_t max)
+{
+	struct afp_wire *a = to_afp(w);
+
+	if (!a->vnet)
+		return;
+	if (max > a->rx_max)
+		max = a->rx_max;
+	__atomic_store_n(&a->rx_gso, max, __ATOMIC_RELAXED);
 }
 
 /* ---- notification -------------------------------------------------------------- */
@@ -684,6 +746,7 @@ static const struct vnic_wire_ops afp_wire_ops = {
 	.rx_peek = afp_rx_peek,
 	.rx_release = afp_rx_release,
 	.rx_next_ns = afp_rx_next_ns,
+	.rx_gso_take = afp_rx_gso_take,
 	.rx_irq = &afp_irq_ops,
 };
 
@@ -944,6 +1007,8 @@ int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
 	a->wire.frame_size = mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
 	a->wire.gso_max_size = a->vnet ? VNIC_PKT_MAX_LEN : 0;
 	a->rx_max = a->vnet ? VNIC_PKT_MAX_LEN : a->wire.frame_size;
+	/* what the kernel's GRO or a local TSO sender hands us, whole if the device takes it */
+	a->wire.rx_gso_max_size = a->vnet ? VNIC_PKT_MAX_LEN : 0;
 	err = make_socket(a, ifname, cfg->netns_fd);
 	if (err)
 		goto err_free;
@@ -1007,6 +1072,7 @@ void vnic_afpacket_stats(const struct vnic_wire *w, struct vnic_afpacket_stats *
 	st->rx_csum_fixed = vnic_ctr_read(&a->rx.csum_fixed);
 	st->rx_gso_frames = vnic_ctr_read(&a->rx.gso_frames);
 	st->rx_gso_segments = vnic_ctr_read(&a->rx.gso_segments);
+	st->rx_gso_whole = vnic_ctr_read(&a->rx.gso_whole);
 	st->rx_drop_gso = vnic_ctr_read(&a->rx.drop_gso);
 	st->tx_frames = vnic_ctr_read(&a->tx.frames);
 	st->tx_bytes = vnic_ctr_read(&a->tx.bytes);
@@ -1036,6 +1102,7 @@ unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_count
 	C(rx_csum_fixed);
 	C(rx_gso_frames);
 	C(rx_gso_segments);
+	C(rx_gso_whole);
 	C(rx_drop_gso);
 	C(tx_frames);
 	C(tx_bytes);

@@ -443,6 +443,7 @@ struct vnic_afpacket_stats {
 	uint64_t rx_csum_fixed;		/* partial checksums completed here */
 	uint64_t rx_gso_frames;		/* superframes received (vnet_hdr), segmented here */
 	uint64_t rx_gso_segments;	/* the frames they became */
+	uint64_t rx_gso_whole;		/* superframes handed whole (the device takes them) */
 	uint64_t rx_drop_gso;		/* superframes that could not be (bad header, too many) */
 	uint64_t tx_frames;		/* accepted by the kernel */
 	uint64_t tx_bytes;

@@ -145,12 +145,13 @@ wire_ctr() { # SIDE COUNTER: a wire counter of vNIC SIDE (1 or 2), from vnic sta
 }
 
 # Each wire handed superframes to its kernel and took superframes from it
-# (vnet headers on, the default): the transfers above made both on both
-# hosts, since each side both sends data and receives it. None refused.
+# (vnet headers on, the default), whole to its device, whose driver took
+# large receive (the default): the transfers above made both on both hosts,
+# since each side both sends data and receives it. None refused.
 superframes() {
 	local h c v
 	for h in 1 2; do
-		for c in tx_gso_frames rx_gso_frames; do
+		for c in tx_gso_frames rx_gso_whole; do
 			v=$(wire_ctr "$h" "$c")
 			echo "vnic $h: wire.$c ${v:-missing}"
 			[ "${v:-0}" -gt 0 ] || return 1
