@@ -84,6 +84,7 @@ struct link_side {
 
 struct link {
 	struct vnic_link_opts *o;
+	struct vnic_link_opts opts;	/* what o points at: kept here, off the main thread's stack */
 	unsigned int nsides;
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
@@ -1998,23 +1999,21 @@ static int open_outputs(struct link *l)
 
 int vnic_cmd_link(int argc, char **argv)
 {
-	struct vnic_link_opts o;
-	struct link *l;
+	struct link *l = calloc(1, sizeof(*l));
 	sigset_t set, old;
 	int err, ret = 1, sfd = -1;
 
-	err = vnic_link_parse(argc, argv, &o);
-	if (err > 0)
-		return 0;
-	if (err)
-		return 2;
-	l = calloc(1, sizeof(*l));
 	if (!l) {
 		fail("out of memory");
 		return 1;
 	}
-	l->o = &o;
-	l->nsides = o.backing || o.wire ? 1 : SIDES;
+	err = vnic_link_parse(argc, argv, &l->opts);
+	if (err) {
+		free(l);
+		return err > 0 ? 0 : 2;
+	}
+	l->o = &l->opts;
+	l->nsides = l->o->backing || l->o->wire ? 1 : SIDES;
 	l->backing_ns_fd = -1;
 	l->split.sock = -1;
 	for (unsigned int s = 0; s < SIDES; s++) {
@@ -2022,7 +2021,7 @@ int vnic_cmd_link(int argc, char **argv)
 		l->side[s].nl.fd = -1;
 		l->side[s].events.fd = -1;
 	}
-	if (split_refused(&o) || preflight() || (o.backing && check_backing(l)) || parse_addrs(l) ||
+	if (split_refused(l->o) || preflight() || (l->o->backing && check_backing(l)) || parse_addrs(l) ||
 	    open_outputs(l)) {
 		if (l->backing_ns_fd >= 0)
 			close(l->backing_ns_fd);
