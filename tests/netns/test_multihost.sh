@@ -74,19 +74,19 @@ hosts() {
 
 # tunnel KIND: vx0 of that kind in each host, pointing at the other.
 tunnel() {
-	local kind=$1 h local remote dev
+	local kind=$1 h ns here there dev
 	for h in 1 2; do
 		eval "ns=\$H$h"
-		local="192.168.213.$h"
-		remote="192.168.213.$((3 - h))"
+		here="192.168.213.$h"
+		there="192.168.213.$((3 - h))"
 		dev=u$h
 		case $kind in
 		vxlan)
-			ip -n "$ns" link add vx0 type vxlan id 42 local "$local" remote "$remote" \
+			ip -n "$ns" link add vx0 type vxlan id 42 local "$here" remote "$there" \
 				dstport 4789 dev "$dev" || return 1
 			;;
 		geneve)
-			ip -n "$ns" link add vx0 type geneve id 42 remote "$remote" || return 1
+			ip -n "$ns" link add vx0 type geneve id 42 remote "$there" || return 1
 			;;
 		esac
 		ip -n "$ns" link set vx0 up || return 1
