@@ -216,9 +216,9 @@ static void usage(FILE *f)
 	      "  --no-vnet-hdr       plain frames, no offloads between the kernel and vnic\n"
 	      "  --no-csum           the vNIC offers no checksum offload (nor TSO) to the kernel\n"
 	      "throughput: the cable option --cable-tso (below) carries TSO superpackets whole\n"
-	      "  between the two vNICs, as veth does: 1.5x the TCP throughput of the default\n"
-	      "  on one and four streams, 0.25x and 0.34x veth's (on a loaded machine,\n"
-	      "  docs/BENCHMARKS.md); off by default, since a NIC's wire carries MTU frames\n",
+	      "  between the two vNICs, as veth does: 0.62x the CPU per GB in vnic bench; on a\n"
+	      "  quiet machine 1.15x one stream's TCP throughput, inside the runs' spread\n"
+	      "  (docs/BENCHMARKS.md); off by default, since a NIC's wire carries MTU frames\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 }
