@@ -42,6 +42,34 @@ require() {
 	esac
 }
 
+# wait_link_up PID OUT [MORE...]: 0 once OUT, the stdout of a `vnic link` run
+# in the background as PID, says it is up; 1 if PID ends first or after 20 s
+# (a hang guard, not a timing check), with OUT and the files MORE printed.
+wait_link_up() {
+	local pid=$1 out=$2
+	shift 2
+	for _ in $(seq 400); do
+		grep -q "vnic link: up" "$out" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$out" "$@"
+	return 1
+}
+
+# stop_link_reported: SIGINT to the link LINK_PID, whose stdout is
+# $WORK/link.out; status 0 and the final report in it.
+stop_link_reported() {
+	local rc
+	kill -INT "$LINK_PID"
+	wait "$LINK_PID"
+	rc=$?
+	LINK_PID=
+	cat "$WORK/link.out"
+	echo "exit status $rc"
+	[ $rc -eq 0 ] && grep -q "^vnic link: .* s; a>b" "$WORK/link.out"
+}
+
 pass() {
 	echo "PASS: $*"
 	npass=$((npass + 1))

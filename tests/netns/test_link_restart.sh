@@ -84,14 +84,7 @@ start_link() {
 	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet --server "$SOCK" "$@" \
 		>"$WORK/link.out" 2>"$WORK/link.err" &
 	LINK_PID=$!
-	# a hang guard, not a timing check
-	for _ in $(seq 400); do
-		grep -q "vnic link: up" "$WORK/link.out" && return 0
-		kill -0 "$LINK_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$WORK/link.out" "$WORK/link.err"
-	return 1
+	wait_link_up "$LINK_PID" "$WORK/link.out" "$WORK/link.err"
 }
 
 # stat_of KEY: a counter of the link (vnic stats hides zeros: empty when absent).

@@ -88,28 +88,9 @@ start_link() {
 	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet "$@" \
 		>"$WORK/link.out" 2>&1 &
 	LINK_PID=$!
-	local i
-	# a hang guard, not a timing check
-	for i in $(seq 400); do
-		grep -q "vnic link: up" "$WORK/link.out" && return 0
-		kill -0 "$LINK_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$WORK/link.out"
-	return 1
+	wait_link_up "$LINK_PID" "$WORK/link.out"
 }
 
-# stop_link: SIGINT; status 0 and the final report.
-stop_link() {
-	local rc
-	kill -INT "$LINK_PID"
-	wait "$LINK_PID"
-	rc=$?
-	LINK_PID=
-	cat "$WORK/link.out"
-	echo "exit status $rc"
-	[ $rc -eq 0 ] && grep -q "^vnic link: .* s; a>b" "$WORK/link.out"
-}
 
 pings() { # FROM TO4 TO6
 	ip netns exec "$1" ping -c 3 -i 0.2 -W 2 "$2" &&
@@ -252,7 +233,7 @@ if up "split: up" --split; then
 	check "split: a server process of its own" test -n "$SPID" -a "$SPID" != "$LINK_PID"
 	traffic split
 	check "split: vnic set mtu 9000, then 8000 B pings" jumbo
-	check "split: SIGINT: exit 0 with the report" stop_link
+	check "split: SIGINT: exit 0 with the report" stop_link_reported
 	check "split: the server process ended with the link" bash -c "! kill -0 ${SPID:-0} 2>/dev/null"
 	check "split: nothing left" nothing_left
 fi
@@ -277,7 +258,7 @@ if up "server: up" --server "$SOCK"; then
 	traffic server
 	check "server: vnic set mtu refused (the standing server's cable is sized at the start)" \
 		mtu_fixed
-	check "server: SIGINT: exit 0 with the report" stop_link
+	check "server: SIGINT: exit 0 with the report" stop_link_reported
 	check "server: nothing left" nothing_left
 	# the standing server counted one client, ended normally, and serves none now
 	sleep 0.5
@@ -290,7 +271,7 @@ if up "server: up again" --server "$SOCK"; then
 	CPID=$(child_of "$SRV_PID")
 	echo "the standing server's child: ${CPID:-none}" >>"$LOG"
 	check "server: its child killed: the link reconnects and pings again" child_killed "${CPID:-0}"
-	check "server: SIGINT after the reconnect: exit 0 with the report" stop_link
+	check "server: SIGINT after the reconnect: exit 0 with the report" stop_link_reported
 	sleep 0.5
 	check "server: the killed child counted as an abnormal end" bash -c "'$VNIC' stats 'vls-srv-$$' |
 		awk '\$1 == \"server.ended_abnormal\" { a = \$2 } END { exit !(a == 1) }'"

@@ -70,14 +70,7 @@ start_link() {
 	"$VNIC" link --name "vlw-l$k-$$" --new-ns-a "$na" --new-ns-b "$nb" --quiet --server "$SOCK" \
 		"$@" >"$WORK/l$k.out" 2>"$WORK/l$k.err" &
 	LINK_PIDS+=($!)
-	# a hang guard, not a timing check
-	for _ in $(seq 400); do
-		grep -q "vnic link: up" "$WORK/l$k.out" && return 0
-		kill -0 "${LINK_PIDS[-1]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$WORK/l$k.out" "$WORK/l$k.err"
-	return 1
+	wait_link_up "${LINK_PIDS[-1]}" "$WORK/l$k.out" "$WORK/l$k.err"
 }
 
 mac_of() {

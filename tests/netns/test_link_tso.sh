@@ -61,28 +61,9 @@ start_link() {
 	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet "$@" \
 		>"$WORK/link.out" 2>&1 &
 	LINK_PID=$!
-	local i
-	# a hang guard, not a timing check
-	for i in $(seq 400); do
-		grep -q "vnic link: up" "$WORK/link.out" && return 0
-		kill -0 "$LINK_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$WORK/link.out"
-	return 1
+	wait_link_up "$LINK_PID" "$WORK/link.out"
 }
 
-# stop_link: SIGINT; status 0 and the final report.
-stop_link() {
-	local rc
-	kill -INT "$LINK_PID"
-	wait "$LINK_PID"
-	rc=$?
-	LINK_PID=
-	cat "$WORK/link.out"
-	echo "exit status $rc"
-	[ $rc -eq 0 ] && grep -q "^vnic link: .* s; a>b" "$WORK/link.out"
-}
 
 # The counter $1 of the link (vnic stats), compared with $2 $3 (-gt 0, -eq 0).
 counter() {
@@ -126,7 +107,7 @@ for mode in in-process split; do
 	check "$mode: none malformed (device)" counter dev_b.rx_drop_bad_super -eq 0
 	check "$mode: none malformed (driver)" counter drv_b.rx0_drop_lro_bad_meta -eq 0
 	[ $mode = in-process ] && check "$mode: vnic set cable-tso refused" set_refused
-	check "$mode: stops cleanly" stop_link
+	check "$mode: stops cleanly" stop_link_reported
 done
 
 echo "$npass passed, $nfail failed"
