@@ -363,11 +363,9 @@ static uint16_t lro_gso_type(uint8_t type, const struct vnic_hdrs *h)
 static bool lro_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint16_t mss, uint8_t type,
 		     bool hash)
 {
-	uint32_t hdrs, l4_off, segs;
-	const uint8_t *ip;
+	uint32_t hdrs, segs;
 	struct vnic_hdrs h;
-	vnic_wsum_t sum;
-	uint16_t gso, check, coff;
+	uint16_t gso, coff;
 
 	if (vnic_parse_frame(pkt->data, pkt->len, &h) != VNIC_PARSE_OK ||
 	    !(h.flags & VNIC_HDRS_F_L4) || (h.flags & VNIC_HDRS_F_FRAG) || h.trailer_len)
@@ -390,19 +388,8 @@ static bool lro_meta(struct drv_rxq *rxq, struct vnic_pkt *pkt, uint16_t mss, ui
 	pkt->gso_segs = (uint16_t)segs;
 	if (hash)
 		pkt->hash = vnic_rss_hash_frame(rxq->drv->netdev.rss_key, pkt->data, &h);
-	l4_off = h.l2_len + h.l3_len;
-	ip = pkt->data + h.l2_len;
 	coff = h.l4_proto == VNIC_IPPROTO_TCP ? 16 : 6;
-	if (h.l3_proto == VNIC_ETH_P_IP)
-		sum = vnic_csum_pseudo4(ip + 12, ip + 16, h.l4_proto, pkt->len - l4_off);
-	else
-		sum = vnic_csum_pseudo6(ip + 8, ip + 24, h.l4_proto, pkt->len - l4_off);
-	check = (uint16_t)~vnic_csum_fold(sum);
-	memcpy(pkt->data + l4_off + coff, &check, sizeof(check));
-	pkt->ip_summed = VNIC_CSUM_PARTIAL;
-	pkt->csum_start = (uint16_t)l4_off;
-	pkt->csum_offset = coff;
-	return true;
+	return vnic_csum_make_partial(pkt, (uint32_t)h.l2_len + h.l3_len, coff) == 0;
 }
 
 /* A packet into GRO or the list batch; only GRO is a trace point (napi_gro_receive). */

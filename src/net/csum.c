@@ -780,6 +780,28 @@ bool vnic_csum_l4_copy_ok(uint8_t *dst, const uint8_t *src, uint32_t len,
 	return vnic_csum_fold(sum) == 0;
 }
 
+int vnic_csum_make_partial(struct vnic_pkt *pkt, uint32_t l4_off, uint16_t csum_off)
+{
+	const uint8_t *ip = pkt->data + pkt->l2_len;
+	vnic_wsum_t sum;
+	uint16_t check;
+
+	if (unlikely(l4_off > pkt->len || pkt->len - l4_off < (uint32_t)csum_off + sizeof(check)))
+		return -EINVAL;
+	if (pkt->l3_proto == VNIC_ETH_P_IP)
+		sum = vnic_csum_pseudo4(ip + 12, ip + 16, pkt->l4_proto, pkt->len - l4_off);
+	else if (pkt->l3_proto == VNIC_ETH_P_IPV6)
+		sum = vnic_csum_pseudo6(ip + 8, ip + 24, pkt->l4_proto, pkt->len - l4_off);
+	else
+		return -EINVAL;
+	check = (uint16_t)~vnic_csum_fold(sum);
+	memcpy(pkt->data + l4_off + csum_off, &check, sizeof(check));
+	pkt->ip_summed = VNIC_CSUM_PARTIAL;
+	pkt->csum_start = (uint16_t)l4_off;
+	pkt->csum_offset = csum_off;
+	return 0;
+}
+
 int vnic_csum_help(struct vnic_pkt *pkt)
 {
 	uint32_t start = pkt->csum_start;

@@ -358,6 +358,15 @@ bool vnic_csum_l4_ok(const uint8_t *frame, const struct vnic_hdrs *h);
  * ip_summed to NONE. 0, or -EINVAL if csum_start/offset are out of range.
  */
 int vnic_csum_help(struct vnic_pkt *pkt);
+/*
+ * Makes a parsed IPv4 or IPv6 packet (l2_len, l3_proto set) CHECKSUM_PARTIAL
+ * for the L4 checksum field at l4_off + csum_off: the field gets the folded,
+ * non-inverted pseudo-header sum over the L4 length (pkt->len - l4_off), as
+ * Linux's GRO and virtio's NEEDS_CSUM leave it, and csum_start/offset name
+ * it. Reads the headers only. 0, or -EINVAL for another L3 or a field
+ * outside the packet.
+ */
+int vnic_csum_make_partial(struct vnic_pkt *pkt, uint32_t l4_off, uint16_t csum_off);
 /* Fills in the L4 checksum of a parsed frame completely (TCP/UDP/ICMP). */
 int vnic_csum_l4_set(uint8_t *frame, const struct vnic_hdrs *h);
 /*

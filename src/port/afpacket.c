@@ -476,22 +476,12 @@ static bool segment_super(struct afp_wire *a, struct vnic_pkt *super)
 static bool super_whole(struct afp_wire *a, struct vnic_pkt *super)
 {
 	uint32_t max = __atomic_load_n(&a->rx_gso, __ATOMIC_RELAXED);
-	uint32_t l4_off = (uint32_t)super->l2_len + super->l3_len;
-	const uint8_t *ip = super->data + super->l2_len;
-	vnic_wsum_t sum;
-	uint16_t check;
 
 	/* one that could not be cut (segments over the MTU, too many) is refused as ever */
 	if (super->len > max || super->gso_segs > AFP_RX_SEGS ||
-	    l4_off - super->l2_len + super->l4_len + super->gso_size > a->wire.mtu)
+	    (uint32_t)super->l3_len + super->l4_len + super->gso_size > a->wire.mtu)
 		return false;
-	if (super->l3_proto == VNIC_ETH_P_IP)
-		sum = vnic_csum_pseudo4(ip + 12, ip + 16, super->l4_proto, super->len - l4_off);
-	else
-		sum = vnic_csum_pseudo6(ip + 8, ip + 24, super->l4_proto, super->len - l4_off);
-	check = (uint16_t)~vnic_csum_fold(sum);
-	memcpy(super->data + super->csum_start + super->csum_offset, &check, sizeof(check));
-	return true;
+	return vnic_csum_make_partial(super, super->csum_start, super->csum_offset) == 0;
 }
 
 static unsigned int seg_peek(struct afp_wire *a, struct vnic_pkt **frames, unsigned int n)

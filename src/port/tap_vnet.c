@@ -224,25 +224,11 @@ static uint8_t gso_to_vnet(uint16_t gso)
  */
 static int make_partial(struct vnic_pkt *pkt)
 {
-	uint32_t l3_off = pkt->l2_len, l4_off = l3_off + pkt->l3_len;
-	uint16_t coff = l4_csum_off(pkt), check;
-	const uint8_t *ip = pkt->data + l3_off;
-	vnic_wsum_t sum;
+	uint16_t coff = l4_csum_off(pkt);
 
-	if (!coff || l4_off + coff + 2 > pkt->len)
+	if (!coff)
 		return -EINVAL;
-	if (pkt->l3_proto == VNIC_ETH_P_IP)
-		sum = vnic_csum_pseudo4(ip + 12, ip + 16, pkt->l4_proto, pkt->len - l4_off);
-	else if (pkt->l3_proto == VNIC_ETH_P_IPV6)
-		sum = vnic_csum_pseudo6(ip + 8, ip + 24, pkt->l4_proto, pkt->len - l4_off);
-	else
-		return -EINVAL;
-	check = (uint16_t)~vnic_csum_fold(sum);
-	memcpy(pkt->data + l4_off + coff, &check, sizeof(check));
-	pkt->ip_summed = VNIC_CSUM_PARTIAL;
-	pkt->csum_start = (uint16_t)l4_off;
-	pkt->csum_offset = coff;
-	return 0;
+	return vnic_csum_make_partial(pkt, (uint32_t)pkt->l2_len + pkt->l3_len, coff);
 }
 
 int vnic_vnet_build(struct vnic_pkt *pkt, struct vnic_vnet_hdr *h)
