@@ -378,10 +378,7 @@ unsigned int vnic_xp_cases_of(struct xp *x, const char *workload, const struct x
 
 static const struct vnic_counter *find_ctr(const struct xp_case *c, const char *name)
 {
-	for (unsigned int i = 0; i < c->nctr; i++)
-		if (!strcmp(c->ctr[i].name, name))
-			return &c->ctr[i];
-	return NULL;
+	return vnic_counter_find(c->ctr, c->nctr, name);
 }
 
 /* A figure asked for a counter nobody keeps: the report would show a false zero. */

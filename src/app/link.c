@@ -1753,10 +1753,9 @@ struct srv_seen {
 
 static uint64_t counter_in(const struct vnic_counter *c, unsigned int n, const char *name)
 {
-	for (unsigned int i = 0; i < n; i++)
-		if (!strcmp(c[i].name, name))
-			return c[i].value;
-	return 0;
+	const struct vnic_counter *e = vnic_counter_find(c, n, name);
+
+	return e ? e->value : 0;
 }
 
 /*

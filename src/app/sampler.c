@@ -93,10 +93,9 @@ static int src_init(struct src *src, const void *obj,
 
 static int find(const struct src *src, const char *name)
 {
-	for (unsigned int i = 0; i < src->n; i++)
-		if (!strcmp(src->buf[i].name, name))
-			return (int)i;
-	return -1;
+	const struct vnic_counter *e = vnic_counter_find(src->buf, src->n, name);
+
+	return e ? (int)(e - src->buf) : -1;
 }
 
 static uint64_t value_of(const struct src *src, const char *name)

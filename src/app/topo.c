@@ -570,9 +570,8 @@ uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name)
 {
 	static _Thread_local struct vnic_counter all[4 * COUNTERS_PER_OBJECT];
 	unsigned int n = vnic_topo_counters(t, all, 4 * COUNTERS_PER_OBJECT);
+	const struct vnic_counter *e =
+		vnic_counter_find(all, n < 4 * COUNTERS_PER_OBJECT ? n : 4 * COUNTERS_PER_OBJECT, name);
 
-	for (unsigned int i = 0; i < n && i < 4 * COUNTERS_PER_OBJECT; i++)
-		if (!strcmp(all[i].name, name))
-			return all[i].value;
-	return 0;
+	return e ? e->value : 0;
 }

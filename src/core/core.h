@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "net/net.h"
 
@@ -736,6 +737,16 @@ static inline void vnic_counter_put(struct vnic_counter *out, unsigned int max, 
 		out[*n].value = value;
 	}
 	(*n)++;
+}
+
+/* The entry named name among c[0..n), or NULL: a lookup for reports, not a hot path. */
+static inline const struct vnic_counter *vnic_counter_find(const struct vnic_counter *c, unsigned int n,
+							  const char *name)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(c[i].name, name))
+			return &c[i];
+	return NULL;
 }
 
 /*
