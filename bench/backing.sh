@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # AF_PACKET against AF_XDP under one backed vNIC (docs/LINK.md, "--backing
-# IFNAME"), the two taking turns in every round (which goes first
-# alternates) so that both see the same machine:
+# IFNAME"), and AF_PACKET with its thread spinning before it sleeps
+# (--busy-poll-us 50, what vnic link --help recommends for latency), the
+# cases taking turns in every round (each round starts one further along)
+# so that all see the same machine:
 #
 #   netns bk-vnic          netns bk-host                  netns bk-peer
 #   vnic0 10.97.0.1 -- vnic link --backing vb0 --backing-ns bk-host
@@ -22,9 +24,11 @@
 # (epoll_wait, the sleeps' included), the backing's notifications and its
 # send syscalls, each per round trip.
 #
-# Usage: bench/backing.sh [-n ROUNDS] [-d SECONDS] [-b VNIC] [OUTDIR]
+# Usage: bench/backing.sh [-n ROUNDS] [-d SECONDS] [-c CASES] [-b VNIC] [OUTDIR]
 #   -n ROUNDS    rounds (3)
 #   -d SECONDS   each iperf3 and sockperf run (5)
+#   -c CASES     comma-separated, of afpacket, afxdp, afpacket-spin
+#                (default: all three)
 #   -b VNIC      the vnic binary (the repository's build-rel/src/app/vnic:
 #                a Release build, with libxdp)
 #   OUTDIR       where every raw output goes: a scratch folder outside the
@@ -37,10 +41,12 @@ repo=$(cd "$(dirname "$0")/.." && pwd -P)
 rounds=3
 dur=5
 vnic=$repo/build-rel/src/app/vnic
-while getopts n:d:b:h opt; do
+cases=afpacket,afxdp,afpacket-spin
+while getopts n:d:c:b:h opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
 	d) dur=$OPTARG ;;
+	c) cases=$OPTARG ;;
 	b) vnic=$(realpath -m "$OPTARG") ;;
 	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
@@ -100,9 +106,10 @@ ip -n $HOST link set vb0 up
 ip -n $PEER link set vp0 up
 ip -n $PEER link set lo up
 
-start_vnic() { # name round mode
-	local log=$out/vnic.$1.$2.log i
-	"$vnic" link --backing vb0 --backing-ns $HOST --backing-mode "$3" --new-ns-a $VNS \
+start_vnic() { # name round mode [flags...]
+	local log=$out/vnic.$1.$2.log mode=$3 i
+	shift 3
+	"$vnic" link --backing vb0 --backing-ns $HOST --backing-mode "$mode" "$@" --new-ns-a $VNS \
 		--addr-a 10.97.0.1/24 --addr6-a none --name "bk-$$" --quiet >"$log" 2>&1 &
 	PIDS+=($!)
 	for i in $(seq 600); do
@@ -156,33 +163,41 @@ rtt() { # case round
 		"$out/$1.$2.txt" >"$out/$1.$2.val"
 }
 
-run_case() { # mode round
-	local mode=$1 r=$2 csum=on
-	[ "$mode" = afxdp ] && csum=off
+declare -A FLAGS=(
+	[afpacket]="afpacket"
+	[afxdp]="afxdp"
+	[afpacket-spin]="afpacket --busy-poll-us 50"
+)
+IFS=, read -r -a CASES <<<"$cases"
+for c in "${CASES[@]}"; do
+	[ -n "${FLAGS[$c]+set}" ] || { echo "bench/backing.sh: no case '$c' (${!FLAGS[*]})" >&2; exit 2; }
+done
+
+run_case() { # case round
+	local name=$1 r=$2 csum=on
+	[ "$name" = afxdp ] && csum=off
 	ip netns exec $PEER ethtool -K vp0 tx $csum >/dev/null
-	cut -d' ' -f1 /proc/loadavg >"$out/$mode.$r.load"
-	start_vnic "$mode" "$r" "$mode"
-	tput "out-$mode" "$r"
-	tput "in-$mode" "$r" -R
-	rtt "rtt-$mode" "$r"
+	cut -d' ' -f1 /proc/loadavg >"$out/$name.$r.load"
+	# shellcheck disable=SC2086
+	start_vnic "$name" "$r" ${FLAGS[$name]}
+	tput "out-$name" "$r"
+	tput "in-$name" "$r" -R
+	rtt "rtt-$name" "$r"
 	stop_vnic
 }
 
-echo "bench/backing.sh: commit $commit, $rounds rounds of $dur s; raw outputs in $out" >&2
+echo "bench/backing.sh: commit $commit, $rounds rounds of $dur s, cases $cases; raw outputs in $out" >&2
 for r in $(seq "$rounds"); do
-	if ((r % 2)); then
-		run_case afpacket "$r"
-		run_case afxdp "$r"
-	else
-		run_case afxdp "$r"
-		run_case afpacket "$r"
-	fi
+	for i in $(seq 0 $((${#CASES[@]} - 1))); do
+		run_case "${CASES[$(((i + r - 1) % ${#CASES[@]}))]}" "$r"
+	done
 	echo "bench/backing.sh: round $r of $rounds done" >&2
 done
 
-python3 - "$out" "$rounds" "$dur" "$commit" <<'PY'
+python3 - "$out" "$rounds" "$dur" "$commit" "$cases" <<'PY'
 import os, re, statistics, sys
 out, rounds, dur, commit = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+cases = sys.argv[5].split(',')
 
 def val(name, r):
     with open(os.path.join(out, f'{name}.{r}.val')) as f:
@@ -196,25 +211,31 @@ for f in os.listdir(out):
     if f.endswith('.load'):
         loads.append(float(open(os.path.join(out, f)).read().split()[0]))
 mode = '?'
-m = re.search(r'\(AF_XDP, ([^,]+),', open(os.path.join(out, 'vnic.afxdp.1.log')).read())
-if m:
-    mode = m.group(1)
-print(f'`bench/backing.sh -n {rounds} -d {dur}` at commit {commit}: {rounds} rounds, AF_PACKET and '
-      f'AF_XDP ({mode}) taking turns; median [min, max] over the rounds.')
+if 'afxdp' in cases:
+    m = re.search(r'\(AF_XDP, ([^,]+),', open(os.path.join(out, 'vnic.afxdp.1.log')).read())
+    if m:
+        mode = m.group(1)
+print(f'`bench/backing.sh -n {rounds} -d {dur} -c {",".join(cases)}` at commit {commit}: {rounds} rounds, '
+      f'the cases taking turns (AF_XDP: {mode}); median [min, max] over the rounds.')
 if loads:
     print(f'1-minute load average at the start of the runs: median {statistics.median(loads):.2f} '
           f'[{min(loads):.2f}, {max(loads):.2f}] on {os.cpu_count()} CPUs.')
 print()
 print('| backing | TCP out, Gbit/s | TCP in, Gbit/s | UDP ping-pong round trip (median), us |')
 print('|---|---:|---:|---:|')
-names = {'afpacket': '`--backing-mode afpacket` (the default)', 'afxdp': '`--backing-mode afxdp`'}
+names = {'afpacket': '`--backing-mode afpacket` (the default)', 'afxdp': '`--backing-mode afxdp`',
+         'afpacket-spin': '`--busy-poll-us 50` (AF_PACKET)'}
+short = {'afxdp': 'AF_XDP', 'afpacket-spin': '`--busy-poll-us 50`'}
 cols = ('out', 'in', 'rtt')
-for mode_ in ('afpacket', 'afxdp'):
+for mode_ in cases:
     row = [cell([val(f'{c}-{mode_}', r) for r in range(1, rounds + 1)]) for c in cols]
     print(f'| {names[mode_]} | ' + ' | '.join(row) + ' |')
-ratio = [cell([val(f'{c}-afxdp', r) / val(f'{c}-afpacket', r) for r in range(1, rounds + 1)],
-              '{:.2f}') for c in cols]
-print('| AF_XDP / AF_PACKET, per round | ' + ' | '.join(ratio) + ' |')
+for mode_ in cases:
+    if mode_ == 'afpacket' or 'afpacket' not in cases:
+        continue
+    ratio = [cell([val(f'{c}-{mode_}', r) / val(f'{c}-afpacket', r) for r in range(1, rounds + 1)],
+                  '{:.2f}') for c in cols]
+    print(f'| {short[mode_]} / AF_PACKET, per round | ' + ' | '.join(ratio) + ' |')
 
 def ctrs(path):
     c = {}
@@ -239,7 +260,7 @@ print("Per round trip of the ping-pong, on the vNIC's thread: each counter's cha
 print()
 print('| backing | round trip, us | on a CPU, us | waiting for a CPU, us | sleeps | fd looks | backing notifications | send syscalls |')
 print('|---|---:|---:|---:|---:|---:|---:|---:|')
-for mode_ in ('afpacket', 'afxdp'):
+for mode_ in cases:
     rows = [per_rt(mode_, r) for r in range(1, rounds + 1)]
     med = lambda k: statistics.median(x[k] for x in rows)
     rt = statistics.median(val(f'rtt-{mode_}', r) for r in range(1, rounds + 1))

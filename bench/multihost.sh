@@ -14,16 +14,25 @@
 #   vnic-v3   the same with --backing-ring v3;
 #   vnic-spin the defaults with --busy-poll-us 50 (each vNIC's thread spins
 #             up to 50 us, adaptively, before it sleeps: docs/ARCHITECTURE.md
-#             section 4).
+#             section 4);
+#   vnic-pin  the defaults with each host's vNIC thread on a core of its own
+#             (--threads 1 --pin 0 on host 1, --pin 1 on host 2);
+#   vnic-spin-pin  both of the last two.
 # Throughput: iperf3, one TCP stream. Round trip: sockperf ping-pong over
 # UDP, 14-byte messages, the median round trip.
 # Every round runs every case; the order of the vnic cases alternates from
 # round to round. Prints a markdown table of medians with [min, max] and the
-# per-round ratios the recipe is judged by.
+# per-round ratios the recipe is judged by; then, from the vNICs' counters
+# and their threads' schedstat around each run (counts, which the machine's
+# load does not change as it changes times): per GB of the stream, the two
+# vNIC threads' time on a CPU, their sleeps and the wire's frames and send
+# syscalls; per round trip, the same threads' sleeps and time on a CPU.
 #
-# Usage: bench/multihost.sh [-n ROUNDS] [-d SECONDS] [-u UNDERLAY_MTU] [-m VXLAN_MTU] [-b VNIC] [OUTDIR]
+# Usage: bench/multihost.sh [-n ROUNDS] [-d SECONDS] [-u UNDERLAY_MTU] [-m VXLAN_MTU] [-c CASES] [-b VNIC] [OUTDIR]
 #   -n ROUNDS        rounds (3)
 #   -d SECONDS       each iperf3 and sockperf run (5)
+#   -c CASES         the vnic cases to run, comma-separated (default: vnic,
+#                    vnic-plain,vnic-v3,vnic-spin; "all" adds the pinned ones)
 #   -u UNDERLAY_MTU  the veth underlay's MTU (9000)
 #   -m VXLAN_MTU     the VXLAN devices' MTU, and so the vNICs' (1500)
 #   -b VNIC          the vnic binary (build-rel/src/app/vnic: a Release build)
@@ -38,12 +47,14 @@ dur=5
 umtu=9000
 vmtu=1500
 vnic=$repo/build-rel/src/app/vnic
-while getopts n:d:u:m:b:h opt; do
+cases=vnic,vnic-plain,vnic-v3,vnic-spin
+while getopts n:d:u:m:c:b:h opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
 	d) dur=$OPTARG ;;
 	u) umtu=$OPTARG ;;
 	m) vmtu=$OPTARG ;;
+	c) cases=$OPTARG ;;
 	b) vnic=$(realpath -m "$OPTARG") ;;
 	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
@@ -129,13 +140,16 @@ for h in 1 2; do
 	ip netns exec "$hn" sysctl -qw net.ipv4.ip_forward=1
 done
 
+# %c in a case's flags is this host's core (0 or 1)
 start_vnics() { # flags...
-	local h i
+	local h i flags="$*"
 	PIDS=()
 	for h in 1 2; do
 		eval "hn=\$H$h an=\$A$h"
-		"$vnic" link --backing vx0 --backing-ns "$hn" "$@" --new-ns-a "$an" \
-			--addr-a "10.61.0.$h/24" --addr6-a none --no-ctl --quiet >"$out/vnic$h.log" 2>&1 &
+		# shellcheck disable=SC2086
+		"$vnic" link --backing vx0 --backing-ns "$hn" ${flags//%c/$((h - 1))} \
+			--new-ns-a "$an" --addr-a "10.61.0.$h/24" --addr6-a none --name "vmb$h-$$" \
+			--quiet >"$out/vnic$h.log" 2>&1 &
 		PIDS+=($!)
 	done
 	for h in 1 2; do
@@ -149,6 +163,22 @@ start_vnics() { # flags...
 	ip netns exec "$A1" ping -c 2 -i 0.2 -W 2 10.61.0.2 >/dev/null
 }
 
+# Both vNICs' counters, prefixed h1. and h2., and their datapath threads'
+# (cpu a: a backed vNIC has one) time on a CPU and waiting for one
+snapshot() { # file
+	local h t
+	: >"$1"
+	[ ${#PIDS[@]} -eq 2 ] || return 0
+	for h in 1 2; do
+		"$vnic" stats "vmb$h-$$" --all | sed "s/^/h$h./" >>"$1"
+		for t in /proc/"${PIDS[$((h - 1))]}"/task/*; do
+			[ "$(cat "$t/comm" 2>/dev/null)" = a ] || continue
+			awk -v h="$h" '{ printf "h%s.sched.oncpu_ns %.0f\nh%s.sched.runq_ns %.0f\n", h, $1, h, $2 }' \
+				"$t/schedstat" >>"$1"
+		done
+	done
+}
+
 server() { # ns cmd...
 	local ns=$1
 	shift
@@ -159,7 +189,9 @@ server() { # ns cmd...
 
 tput() { # case round client-ns server-ns server-addr
 	server "$4" iperf3 -s -1 -p 5209
+	snapshot "$out/$1.$2.before"
 	ip netns exec "$3" iperf3 -c "$5" -p 5209 -t "$dur" -J >"$out/$1.$2.json"
+	snapshot "$out/$1.$2.after"
 	stop_servers
 	python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e9))' \
 		"$out/$1.$2.json" >"$out/$1.$2.val"
@@ -167,7 +199,9 @@ tput() { # case round client-ns server-ns server-addr
 
 rtt() { # case round client-ns server-ns server-addr
 	server "$4" sockperf server -i "$5" -p 11111
+	snapshot "$out/$1.$2.before"
 	ip netns exec "$3" sockperf ping-pong -i "$5" -p 11111 -t "$dur" -m 14 >"$out/$1.$2.txt" 2>&1
+	snapshot "$out/$1.$2.after"
 	stop_servers
 	# sockperf reports half the round trip; the table shows the round trip at
 	# the median (the mean moves with every preemption on a shared machine)
@@ -175,19 +209,30 @@ rtt() { # case round client-ns server-ns server-addr
 		"$out/$1.$2.txt" >"$out/$1.$2.val"
 }
 
-CASES=("vnic|" "vnic-plain|--backing-offload off" "vnic-v3|--backing-ring v3"
-	"vnic-spin|--busy-poll-us 50")
+declare -A FLAGS=(
+	[vnic]=""
+	[vnic-plain]="--backing-offload off"
+	[vnic-v3]="--backing-ring v3"
+	[vnic-spin]="--busy-poll-us 50"
+	[vnic-pin]="--threads 1 --pin %c"
+	[vnic-spin-pin]="--busy-poll-us 50 --threads 1 --pin %c"
+)
+[ "$cases" = all ] && cases=vnic,vnic-plain,vnic-v3,vnic-spin,vnic-pin,vnic-spin-pin
+IFS=, read -r -a CASES <<<"$cases"
+for c in "${CASES[@]}"; do
+	[ -n "${FLAGS[$c]+set}" ] || { echo "bench/multihost.sh: no case '$c' (${!FLAGS[*]})" >&2; exit 2; }
+done
 
 vnic_case() { # index round
-	local name=${CASES[$1]%%|*} flags=${CASES[$1]#*|}
+	local name=${CASES[$1]}
 	# shellcheck disable=SC2086
-	start_vnics $flags
+	start_vnics ${FLAGS[$name]}
 	tput "tput-$name" "$2" "$A1" "$A2" 10.61.0.2
 	rtt "rtt-$name" "$2" "$A1" "$A2" 10.61.0.2
 	stop_vnics
 }
 
-echo "bench/multihost.sh: commit $commit, $rounds rounds of $dur s, underlay MTU $umtu, VXLAN MTU $vmtu; raw outputs in $out" >&2
+echo "bench/multihost.sh: commit $commit, $rounds rounds of $dur s, underlay MTU $umtu, VXLAN MTU $vmtu, cases $cases; raw outputs in $out" >&2
 cut -d' ' -f1-3 /proc/loadavg | sed 's/^/load before: /' >&2
 for r in $(seq "$rounds"); do
 	tput tput-overlay "$r" "$H1" "$H2" 10.63.0.2
@@ -199,28 +244,78 @@ for r in $(seq "$rounds"); do
 	echo "round $r done" >&2
 done
 
-python3 - "$out" "$rounds" <<'EOF'
-import sys, statistics
-out, n = sys.argv[1], int(sys.argv[2])
+python3 - "$out" "$rounds" "$cases" <<'EOF'
+import re, statistics, sys
+out, n, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 def vals(case):
     return [float(open(f"{out}/{case}.{r}.val").read()) for r in range(1, n + 1)]
 def cell(v):
     return f"{statistics.median(v):g} [{min(v):g}, {max(v):g}]"
 def ratio(a, b):
     return [x / y for x, y in zip(vals(a), vals(b))]
+labels = {"vnic": "vnic link --backing (defaults)", "vnic-plain": "vnic, --backing-offload off",
+          "vnic-v3": "vnic, --backing-ring v3", "vnic-spin": "vnic, --busy-poll-us 50",
+          "vnic-pin": "vnic, --threads 1 --pin (a core per host)",
+          "vnic-spin-pin": "vnic, --busy-poll-us 50, a core per host"}
 print("| path | TCP 1 stream, Gbit/s | UDP ping-pong round trip (median), us |")
 print("|---|---:|---:|")
 print(f"| overlay (hosts over VXLAN, no vnic) | {cell(vals('tput-overlay'))} | |")
 print(f"| routed (veth + forwarding + VXLAN, no vnic) | | {cell(vals('rtt-routed'))} |")
-names = {"vnic": "vnic link --backing (defaults)", "vnic-plain": "vnic, --backing-offload off",
-         "vnic-v3": "vnic, --backing-ring v3", "vnic-spin": "vnic, --busy-poll-us 50"}
-for c, label in names.items():
-    print(f"| {label} | {cell(vals('tput-' + c))} | {cell(vals('rtt-' + c))} |")
+for c in cases:
+    print(f"| {labels[c]} | {cell(vals('tput-' + c))} | {cell(vals('rtt-' + c))} |")
 print()
-for c in names:
+for c in cases:
     t = ratio(f"tput-{c}", "tput-overlay")
     l = ratio(f"rtt-{c}", "rtt-routed")
     print(f"- {c}: throughput / overlay {statistics.median(t):.2f}x [{min(t):.2f}, {max(t):.2f}]; "
           f"round trip / routed {statistics.median(l):.2f}x [{min(l):.2f}, {max(l):.2f}]")
+
+def ctrs(path):
+    c = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) == 2:
+            try:
+                c[f[0]] = float(f[1])
+            except ValueError:
+                pass
+    return c
+def delta(case, r):
+    a, b = ctrs(f"{out}/{case}.{r}.before"), ctrs(f"{out}/{case}.{r}.after")
+    return lambda k: b.get(k, 0) - a.get(k, 0)
+def per_gb(c, r):
+    d = delta("tput-" + c, r)
+    gb = d("h2.wire.rx_bytes") / 1e9 or 1
+    return {"cpu1": d("h1.sched.oncpu_ns") / 1e6 / gb, "cpu2": d("h2.sched.oncpu_ns") / 1e6 / gb,
+            "sl1": d("h1.cpu_a.sleeps") / gb, "sl2": d("h2.cpu_a.sleeps") / gb,
+            "fr": d("h1.wire.tx_frames") / gb, "sys": d("h1.wire.tx_syscalls") / gb,
+            "whole": d("h2.wire.rx_gso_whole") / max(d("h2.wire.rx_frames"), 1)}
+def per_rt(c, r):
+    m = re.search(r"\[Total Run\].*SentMessages=(\d+)", open(f"{out}/rtt-{c}.{r}.txt").read())
+    k = int(m.group(1)) if m else 1
+    d = delta("rtt-" + c, r)
+    return {"cpu1": d("h1.sched.oncpu_ns") / 1e3 / k, "cpu2": d("h2.sched.oncpu_ns") / 1e3 / k,
+            "sl1": d("h1.cpu_a.sleeps") / k, "sl2": d("h2.cpu_a.sleeps") / k,
+            "q1": d("h1.sched.runq_ns") / 1e3 / k, "q2": d("h2.sched.runq_ns") / 1e3 / k}
+def med(rows, k):
+    return statistics.median(x[k] for x in rows)
+print()
+print("Per GB of the stream (host 1 sends, host 2 receives), from the vNICs' counters and their threads' schedstat, median over the rounds:")
+print()
+print("| case | host 1 thread on a CPU, ms | host 2, ms | host 1 sleeps | host 2 sleeps | wire frames sent | send syscalls | received whole |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for c in cases:
+    rows = [per_gb(c, r) for r in range(1, n + 1)]
+    print(f"| {c} | {med(rows, 'cpu1'):.0f} | {med(rows, 'cpu2'):.0f} | {med(rows, 'sl1'):.0f} | {med(rows, 'sl2'):.0f} | "
+          f"{med(rows, 'fr'):.0f} | {med(rows, 'sys'):.0f} | {med(rows, 'whole'):.2f} |")
+print()
+print("Per round trip of the ping-pong (over the messages sent, warm-up included: a mean), median over the rounds:")
+print()
+print("| case | host 1 thread on a CPU, us | host 2, us | waiting for a CPU, us (1, 2) | host 1 sleeps | host 2 sleeps |")
+print("|---|---:|---:|---:|---:|---:|")
+for c in cases:
+    rows = [per_rt(c, r) for r in range(1, n + 1)]
+    print(f"| {c} | {med(rows, 'cpu1'):.1f} | {med(rows, 'cpu2'):.1f} | {med(rows, 'q1'):.1f}, {med(rows, 'q2'):.1f} | "
+          f"{med(rows, 'sl1'):.2f} | {med(rows, 'sl2'):.2f} |")
 EOF
 cut -d' ' -f1-3 /proc/loadavg | sed 's/^/load after: /' >&2
