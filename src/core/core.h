@@ -578,11 +578,17 @@ bool vnic_dim_decide(struct vnic_dim *dim, const struct vnic_dim_rates *cur);
  * 1/2^VNIC_CHEAPER_MARGIN_SHIFT plus both deviations at VNIC_CHEAPER_HOLD
  * of its samples in a row (hysteresis: noise inside the margin never
  * flips it, and a boundary whose costs scatter widely needs a difference
- * wider than the scatter); the other way is tried once every VNIC_CHEAPER_PROBE_EVERY
- * uses, so a cost that changes on either side is noticed. Only one use in
- * VNIC_CHEAPER_TIME_EVERY of the way in use is timed, and every probe: the
- * caller reads its clock for those alone. Pure: no clock, no threads; the
- * caller owns it. A zeroed struct is ready: way A in use, nothing learned.
+ * wider than the scatter). The other way is tried once per probe period,
+ * which starts at VNIC_CHEAPER_PROBE_MIN uses and doubles at each probe
+ * that agrees with the way in use, up to VNIC_CHEAPER_PROBE_MAX: a
+ * settled verdict costs a probe in thousands of uses. It falls back to
+ * VNIC_CHEAPER_PROBE_MIN at a probe that disagrees, at a switch, and when
+ * the estimate of the way in use moves from where it stood at the last
+ * probe by more than its deviation plus the margin: a boundary that
+ * changes is watched closely again. Only one use in VNIC_CHEAPER_TIME_EVERY
+ * of the way in use is timed, and every probe: the caller reads its clock
+ * for those alone. Pure: no clock, no threads; the caller owns it. A
+ * zeroed struct is ready: way A in use, nothing learned.
  */
 enum vnic_cheaper_way {
 	VNIC_CHEAPER_A = 0,
@@ -590,13 +596,14 @@ enum vnic_cheaper_way {
 };
 
 enum vnic_cheaper_limits {
-	VNIC_CHEAPER_FRAC = 4,	       /* estimates are ns << FRAC */
-	VNIC_CHEAPER_WEIGHT_SHIFT = 2, /* each sample moves the estimate 1/4 of the way */
-	VNIC_CHEAPER_CAP = 4,	       /* a sample counts for at most 4x the estimate */
-	VNIC_CHEAPER_MARGIN_SHIFT = 3, /* "cheaper": by more than 1/8 */
-	VNIC_CHEAPER_HOLD = 3,	       /* probe samples in a row that must agree */
-	VNIC_CHEAPER_PROBE_EVERY = 64, /* uses of the way in use per probe of the other */
-	VNIC_CHEAPER_TIME_EVERY = 4,   /* uses of the way in use per timed one */
+	VNIC_CHEAPER_FRAC = 4,		/* estimates are ns << FRAC */
+	VNIC_CHEAPER_WEIGHT_SHIFT = 2,	/* each sample moves the estimate 1/4 of the way */
+	VNIC_CHEAPER_CAP = 4,		/* a sample counts for at most 4x the estimate */
+	VNIC_CHEAPER_MARGIN_SHIFT = 3,	/* "cheaper": by more than 1/8 */
+	VNIC_CHEAPER_HOLD = 3,		/* probe samples in a row that must agree */
+	VNIC_CHEAPER_PROBE_MIN = 64,	/* uses of the way in use per probe, watching */
+	VNIC_CHEAPER_PROBE_MAX = 4096,	/* ... and settled: six agreeing probes double it there */
+	VNIC_CHEAPER_TIME_EVERY = 16,	/* uses of the way in use per timed one (a power of 2) */
 };
 
 /* What vnic_cheaper_pick says about the use it chose. */
@@ -606,16 +613,33 @@ enum {
 };
 
 struct vnic_cheaper {
+	uint32_t uses;	 /* of the way in use since the last probe */
+	uint32_t period; /* uses per probe; 0 until both ways have a cost */
+	uint32_t way;	 /* the way in use */
+	uint32_t ahead;	 /* probe samples in a row that found the other way cheaper */
 	uint64_t est[2]; /* ns per use << VNIC_CHEAPER_FRAC; 0 before the first sample */
 	uint64_t dev[2]; /* mean deviation of the samples from est, same unit */
-	uint32_t way;	 /* the way in use */
-	uint32_t uses;	 /* of the way in use since the last probe */
-	uint32_t ahead;	 /* probe samples in a row that found the other way cheaper */
-	uint32_t pad;
+	uint64_t ref;	 /* est of the way in use at the last probe */
 };
 
-/* The way for the next use, and in *flags whether to time it and whether it is a probe. */
-enum vnic_cheaper_way vnic_cheaper_pick(struct vnic_cheaper *c, unsigned int *flags);
+/* vnic_cheaper_pick for a probe, a learning use or a timed one. */
+enum vnic_cheaper_way vnic_cheaper_pick_slow(struct vnic_cheaper *c, unsigned int *flags);
+/*
+ * The way for the next use, and in *flags whether to time it and whether
+ * it is a probe. Inline: on a settled boundary all but one use in
+ * VNIC_CHEAPER_TIME_EVERY take only the first branch, an add and two
+ * compares on the caller's hot path.
+ */
+static inline enum vnic_cheaper_way vnic_cheaper_pick(struct vnic_cheaper *c, unsigned int *flags)
+{
+	uint32_t uses = ++c->uses;
+
+	if (vnic_likely(uses < c->period && uses % VNIC_CHEAPER_TIME_EVERY)) {
+		*flags = 0;
+		return (enum vnic_cheaper_way)c->way;
+	}
+	return vnic_cheaper_pick_slow(c, flags);
+}
 /*
  * A timed use of way took ns (the caller's clock, any unit as long as it
  * is always the same). true when this sample made the other way the one
