@@ -21,15 +21,19 @@
 # share of lone packets adaptive sent indirect. With
 # no lone packet in any case (rr 150 in-process sends every packet in a
 # batch), the three run the same code: the row says "same path", and its
-# ratio is the spread of the machine.
+# ratio is the spread of the machine. With -c a fourth case, auto again,
+# runs after adaptive in every round: auto against auto is the spread of
+# identical code and of the place in the round, the floor under which a
+# difference between the policies means nothing.
 #
-# Usage: bench/adaptive.sh -o DIR [-n REPEAT] [-d SECONDS] [-b VNIC] [-l LAYOUTS] [-- EXTRA...]
+# Usage: bench/adaptive.sh -o DIR [-n REPEAT] [-d SECONDS] [-b VNIC] [-l LAYOUTS] [-c] [-s] [-- EXTRA...]
 #   -o DIR       where the JSON files and summary.md go (created; must be empty)
 #   -n REPEAT    rounds per case (5)
 #   -d SECONDS   each round's --duration (1)
 #   -b VNIC      the vnic binary (build-rel/src/app/vnic: a Release build)
 #   -l LAYOUTS   a comma-separated subset of the layouts above (all four)
 #   -s           only summarise the JSON files already in DIR
+#   -c           the control case: auto,indirect,adaptive,auto
 #   EXTRA        more options for every run (--threads 1, --pin auto, ...)
 # Needs python3. No root.
 set -euo pipefail
@@ -41,7 +45,8 @@ dur=1
 vnic=$repo/build-rel/src/app/vnic
 layouts=inproc,cost-indirect,cost-direct,split
 summary_only=
-while getopts o:n:d:b:l:sh opt; do
+cases=auto,indirect,adaptive
+while getopts o:n:d:b:l:sch opt; do
 	case $opt in
 	o) out=$OPTARG ;;
 	n) repeat=$OPTARG ;;
@@ -49,6 +54,7 @@ while getopts o:n:d:b:l:sh opt; do
 	b) vnic=$(realpath -m "$OPTARG") ;;
 	l) layouts=$OPTARG ;;
 	s) summary_only=1 ;;
+	c) cases=auto,indirect,adaptive,auto ;;
 	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
@@ -84,7 +90,7 @@ for layout in "${want[@]}"; do
 	for sessions in 1 150; do
 		f=$out/$layout-rr$sessions.json
 		"$vnic" bench rr --sessions "$sessions" --duration "$dur" \
-			--compare tx-submit=auto,indirect,adaptive --repeat "$repeat" \
+			--compare tx-submit=$cases --repeat "$repeat" \
 			--no-ctl --quiet --json "${largs[@]}" "${extra[@]}" >"$f"
 		echo "bench/adaptive.sh: $layout rr$sessions done, load $(cut -d' ' -f1 /proc/loadavg)" >&2
 	done
@@ -109,7 +115,11 @@ print("|---|---|---:|---:|---:|---:|---|---:|---:|")
 for layout in layouts:
     for wl in ("rr1", "rr150"):
         d = json.load(open(f"{out}/{layout}-{wl}.json"))
-        cases = {c["value"]: c for c in d["cases"]}
+        # the first case of each value; a second auto is the control
+        cases = {}
+        for c in d["cases"]:
+            cases.setdefault(c["value"], c)
+        again = [c for c in d["cases"] if c["value"] == "auto"][1:]
         med = {v: cases[v]["rate"]["median"] for v in cases}
         best = max(("auto", "indirect"), key=lambda v: med[v])
         rounds = zip(cases["adaptive"]["rounds"], cases[best]["rounds"])
@@ -131,7 +141,13 @@ for layout in layouts:
             verdict = "within 5 %"
         else:
             verdict = "cannot tell: the spread is wider than 5 %"
+        control = ""
+        if again:
+            cr = [a["rate"] / b["rate"] for a, b in zip(again[0]["rounds"], cases["auto"]["rounds"])
+                  if b["rate"] > 0]
+            clo, chi = ci(cr)
+            control = f"; auto again / auto {statistics.median(cr):.3f} ({clo:.3f}..{chi:.3f})"
         print(f"| {layout} | {wl} | {med['auto']:,.0f} | {med['indirect']:,.0f} | {med['adaptive']:,.0f} "
-              f"| {r:.3f} ({lo:.3f}..{hi:.3f}) vs {best} | {verdict} | {share} "
+              f"| {r:.3f} ({lo:.3f}..{hi:.3f}) vs {best}{control} | {verdict} | {share} "
               f"| {d['machine']['others_cpus']:.2f} |")
 EOF
