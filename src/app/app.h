@@ -799,6 +799,26 @@ int vnic_bench_rounds(const struct vnic_bench_rounds *rr);
  */
 int vnic_bench_compare(const struct vnic_bench_opts *base, const char *spec, unsigned int rounds);
 
+/*
+ * A floor under each run of vnic_bench_rounds (compare.c): a run that
+ * carried fewer transactions (rr) or bytes (stream) than this measured next
+ * to nothing (under a sanitizer or on a loaded machine a short round can
+ * carry nothing at all), so it is not handed to done: the case runs again at
+ * once, twice as long, at most VNIC_FLOOR_TRIES runs in all, the last kept
+ * whatever it carried. A figure then always stands on the floor's worth of
+ * traffic, on any machine, and a workload that carries nothing still ends.
+ */
+struct vnic_bench_floor {
+	uint64_t transactions;
+	uint64_t bytes;
+	unsigned int again;		/* out: runs that fell short and ran again */
+};
+
+enum { VNIC_FLOOR_TRIES = 4 };
+
+/* vnic_bench_rounds, the cases in the same order, each run on the floor. */
+int vnic_bench_rounds_floor(const struct vnic_bench_rounds *rr, struct vnic_bench_floor *floor);
+
 struct vnic_cmp_verdict {
 	double ratio;		/* median of other[i] / first[i] */
 	double lo, hi;		/* its 95 % percentile-bootstrap interval */

@@ -94,6 +94,7 @@ struct cmp {
 	struct vnic_machine_snap m0;
 	struct vnic_machine machine;
 	int interrupted;
+	unsigned int again;	/* runs that carried nothing and ran again (vnic_bench_floor) */
 };
 
 /* --- statistics -------------------------------------------------------------------- */
@@ -229,6 +230,77 @@ static int round_done(void *ctx, unsigned int i, unsigned int round, struct vnic
 	return 0;
 }
 
+/* --- rounds on a floor ------------------------------------------------------------- */
+
+/* One run of case i in round `round`, through vnic_bench_rounds, held to the floor. */
+struct floor_run {
+	const struct vnic_bench_rounds *rr;
+	struct vnic_bench_floor *floor;
+	unsigned int i, round;
+	bool last;		/* kept whatever it carried */
+	bool again;		/* it fell short: run it again */
+	uint64_t carried;
+};
+
+static int floor_done(void *ctx, unsigned int i, unsigned int round, struct vnic_bench_run *r)
+{
+	struct floor_run *f = ctx;
+	bool rr = r->o->wl == VNIC_WL_RR;
+
+	(void)i;
+	(void)round;
+	f->carried = rr ? r->res.transactions : r->res.bytes;
+	f->again = !f->last && f->carried < (rr ? f->floor->transactions : f->floor->bytes);
+	if (f->again)
+		return 0;
+	return f->rr->done(f->rr->ctx, f->i, f->round, r);
+}
+
+/* The progress line of a run: which case, which round, how long, and why again. */
+static void floor_progress(const struct floor_run *f, const struct vnic_bench_opts *o,
+			   unsigned int try)
+{
+	const struct vnic_bench_rounds *rr = f->rr;
+
+	if (!rr->progress)
+		return;
+	fprintf(stderr, "%s: %-24s round %u/%u, %.2g s", rr->progress,
+		rr->labels ? rr->labels[f->i] : "", f->round + 1, rr->rounds, o->duration_s);
+	if (try)
+		fprintf(stderr, " (again: the last carried %" PRIu64 " %s)", f->carried,
+			o->wl == VNIC_WL_RR ? "transactions" : "bytes");
+	fputc('\n', stderr);
+}
+
+int vnic_bench_rounds_floor(const struct vnic_bench_rounds *rr, struct vnic_bench_floor *floor)
+{
+	struct floor_run f = { .rr = rr, .floor = floor };
+
+	for (f.round = 0; f.round < rr->rounds; f.round++) {
+		for (f.i = 0; f.i < rr->ncases; f.i++) {
+			struct vnic_bench_opts o = rr->cases[f.i];
+			const struct vnic_bench_rounds one = {
+				.cases = &o, .ncases = 1, .rounds = 1, .done = floor_done, .ctx = &f,
+			};
+			unsigned int try = 0;
+			int err;
+
+			do {
+				if (try) {
+					floor->again++;
+					o.duration_s *= 2;
+				}
+				f.last = try == VNIC_FLOOR_TRIES - 1;
+				floor_progress(&f, &o, try++);
+				err = vnic_bench_rounds(&one);
+				if (err)
+					return err;
+			} while (f.again);
+		}
+	}
+	return 0;
+}
+
 /* --- the report -------------------------------------------------------------------- */
 
 static const char *unit(const struct cmp *c)
@@ -312,6 +384,9 @@ static void print_text(const struct cmp *c)
 	vnic_machine_print(stdout, &c->machine, o->cmdline);
 	if (c->interrupted)
 		printf("  INTERRUPTED: the figures cover the rounds that ran\n");
+	if (c->again)
+		printf("  %u run%s carried nothing and ran again, twice as long\n", c->again,
+		       c->again > 1 ? "s" : "");
 	printf("  %-28s %14s %22s %9s %14s %9s\n", "case", unit(c), "min .. max", "IQR/med",
 	       work_unit(c), "IQR/med");
 	for (unsigned int i = 0; i < c->ncases; i++) {
@@ -440,6 +515,7 @@ static void print_json(const struct cmp *c)
 	vnic_json_str(&j, "interval", "percentile bootstrap of the median round-by-round ratio, "
 				      "95 %, 2000 resamples");
 	vnic_json_bool(&j, "interrupted", c->interrupted);
+	vnic_json_u64(&j, "runs_again", c->again);
 	vnic_json_array(&j, "cases");
 	for (unsigned int i = 0; i < c->ncases; i++)
 		json_case(&j, c, i);
@@ -500,6 +576,8 @@ int vnic_bench_compare(const struct vnic_bench_opts *base, const char *spec, uns
 	char *spec_copy = spec ? strdup(spec) : NULL;
 	struct cmp *c = calloc(1, sizeof(*c));
 	struct vnic_bench_rounds rr;
+	/* a round that carried nothing has no rate to compare: the first transaction, byte */
+	struct vnic_bench_floor floor = { .transactions = 1, .bytes = 1 };
 	int err = -ENOMEM;
 
 	if (!c || (spec && !spec_copy))
@@ -529,7 +607,8 @@ int vnic_bench_compare(const struct vnic_bench_opts *base, const char *spec, uns
 		.ctx = c,
 	};
 	vnic_machine_snap(&c->m0);
-	err = vnic_bench_rounds(&rr);
+	err = vnic_bench_rounds_floor(&rr, &floor);
+	c->again = floor.again;
 	vnic_machine_snap(&m1);
 	vnic_machine_report(&c->m0, &m1, &c->machine);
 	if (err == -EINTR) {

@@ -236,7 +236,10 @@ static int round_done(void *ctx, unsigned int i, unsigned int round, struct vnic
 	return err;
 }
 
-/* Every case in rounds of seconds each on the bench runner, traced or measuring. */
+/*
+ * Every case in rounds of seconds each on the bench runner, traced or
+ * measuring; a run below the floor runs again, longer (vnic_bench_floor).
+ */
 static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool traced)
 {
 	struct vnic_bench_opts *o = calloc(x->ncases, sizeof(*o));
@@ -251,6 +254,16 @@ static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool tr
 		.progress = x->opt->quiet ? NULL : prefix,
 		.done = round_done,
 		.ctx = &xr,
+	};
+	/*
+	 * --short: enough traffic that every counter the experiment reads has
+	 * moved, however slow the machine (a sanitizer, a loaded machine);
+	 * otherwise the first transaction or byte (a run that carried nothing
+	 * measured nothing).
+	 */
+	struct vnic_bench_floor floor = {
+		.transactions = x->opt->short_run ? XP_SHORT_MIN_TRANSACTIONS : 1,
+		.bytes = x->opt->short_run ? XP_SHORT_MIN_BYTES : 1,
 	};
 	int err;
 
@@ -267,7 +280,8 @@ static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool tr
 		o[i].sample_ms = x->sampled && !traced ? XP_SERIES_MS : 0;
 		labels[i] = x->cases[i].label;
 	}
-	err = vnic_bench_rounds(&rr);
+	err = vnic_bench_rounds_floor(&rr, &floor);
+	x->again += floor.again;
 	if (err)
 		fprintf(stderr, "vnic experiment %s: %s\n", x->e->name, strerror(-err));
 	free(o);
@@ -755,6 +769,7 @@ static void json_experiment(struct vnic_json *j, const struct xp *x, int err)
 	vnic_json_str(j, "result", err ? strerror(-err) : "ok");
 	vnic_json_u64(j, "rounds", x->nrounds);
 	vnic_json_double(j, "round_s", x->round_s);
+	vnic_json_u64(j, "runs_again", x->again);
 	vnic_json_array(j, "cases");
 	for (unsigned int i = 0; i < x->ncases; i++)
 		json_case(j, x, &x->cases[i]);
@@ -826,7 +841,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %-22s %s\n", experiments[i]->name, experiments[i]->seed,
 			experiments[i]->title);
 	fputs("options:\n"
-	      "  --short             tiny durations (tests): one round of 0.2 s\n"
+	      "  --short             tiny durations (tests): one round of 0.2 s, run again\n"
+	      "                      longer until it carries 200 transactions or 512 KiB\n"
 	      "  --duration S        seconds per round (1.5; reclaim: 10)\n"
 	      "  --out DIR           CSV, plots and traces go there (a new folder\n"
 	      "                      experiment-NAME-YYYYmmdd-HHMMSS in the current directory)\n"

@@ -38,6 +38,12 @@ enum {
 	XP_SERIES_MS = 10,
 	XP_MAX_ROUNDS = 16,	/* rounds whose figures a case keeps one by one */
 	XP_MAX_BARS = 8,	/* panels of a plot */
+	/*
+	 * --short: the least a round (the traced one too) carries; one that
+	 * carried less runs again, twice as long (vnic_bench_floor).
+	 */
+	XP_SHORT_MIN_TRANSACTIONS = 200,
+	XP_SHORT_MIN_BYTES = 512 << 10,
 	XP_DIR_MAX = 256,	    /* --out, --md and --link-base, bytes with the NUL */
 	XP_PATH = XP_DIR_MAX + 128, /* a file in the output directory */
 };
@@ -147,6 +153,7 @@ struct xp {
 	 * (tracing and the sampler read the devices, in the server then).
 	 */
 	bool traced, sampled;
+	unsigned int again;	/* runs that fell below the floor and ran again */
 	struct xp_case cases[XP_MAX_CASES];
 	unsigned int ncases;
 	struct xp_direction dirs[XP_MAX_DIRECTIONS];

@@ -180,6 +180,28 @@ static void test_repeat_json(void **state)
 	free(text);
 }
 
+/*
+ * A round that carried nothing runs again, twice as long: at 150 ms each way
+ * a transaction takes 0.3 s at least, so the 0.1 s round and the 0.2 s one
+ * after it carry none, and the round kept is the third or fourth run.
+ */
+static void test_floor(void **state)
+{
+	const char *again;
+	char *text;
+
+	(void)state;
+	assert_int_equal(bench_to_file("bench rr --repeat 1 --duration 0.1 --delay-us 150000 "
+				       "--json --quiet"),
+			 0);
+	text = slurp();
+	again = strstr(text, "\"runs_again\": ");
+	assert_non_null(again);
+	assert_true(strtoul(again + strlen("\"runs_again\": "), NULL, 10) >= 2);
+	assert_int_equal(count(text, "\"p50_us\": "), 1);
+	free(text);
+}
+
 static void test_refused(void **state)
 {
 	static const char *const bad[] = {
@@ -235,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_different_path),
 		cmocka_unit_test(test_noise_is_no_difference),
 		cmocka_unit_test(test_too_few_rounds),
+		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_compare_json),
 		cmocka_unit_test(test_repeat_json),

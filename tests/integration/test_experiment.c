@@ -141,19 +141,22 @@ static bool exists(const char *name)
 	return !stat(path, &st) && st.st_size > 0;
 }
 
-/* Runs `vnic experiment name --short` into tmpdir/NAME; its markdown into tmpdir/NAME.md. */
-static void run(const char *name)
+/*
+ * Runs `vnic experiment name --short [extra]` into tmpdir/FOLDER; its
+ * markdown into tmpdir/FOLDER.md.
+ */
+static void run_in(const char *name, const char *folder, char *extra0, char *extra1)
 {
 	char md[512], out[512];
-	char *argv[] = {"experiment", (char *)name, "--short", "--quiet", "--out",
-			out,	      "--md",	    md,	       NULL};
+	char *argv[] = {"experiment", (char *)name, "--short", "--quiet", "--out", out,
+			"--md",	      md,	    extra0,    extra1,	  NULL};
 	char *text;
 	char title[64], path[1200];
 
-	current = name;
-	snprintf(out, sizeof(out), "%s/%s", tmpdir, name);
-	snprintf(md, sizeof(md), "%s/%s.md", tmpdir, name);
-	assert_int_equal(vnic_cmd_experiment(8, argv), 0);
+	current = folder;
+	snprintf(out, sizeof(out), "%s/%s", tmpdir, folder);
+	snprintf(md, sizeof(md), "%s/%s.md", tmpdir, folder);
+	assert_int_equal(vnic_cmd_experiment(extra1 ? 10 : 8, argv), 0);
 
 	/* the markdown has the experiment's section, linking to files that exist */
 	text = slurp(md);
@@ -180,6 +183,11 @@ static void run(const char *name)
 		assert_true(exists(title));
 	else
 		print_message("gnuplot not installed: %s not checked\n", title);
+}
+
+static void run(const char *name)
+{
+	run_in(name, name, NULL, NULL);
 }
 
 /* Every row: no byte off the pattern, no bad checksum. */
@@ -356,6 +364,32 @@ static void test_reclaim(void **state)
 	csv_free(&c);
 	assert_true(exists("reclaim_intervals.csv"));
 	assert_true(exists("reclaim_stream1_lazy.csv"));
+}
+
+/*
+ * --short holds each round to a floor, not to its 0.2 s: at 10 Mbit/s a
+ * 0.2 s round carries 250 kB at most and a 0.4 s one 500 kB, under the
+ * 512 KiB floor, so every case ran again until a run of 0.8 s or more,
+ * and what it kept carried the floor, unless it was the last try
+ * (VNIC_FLOOR_TRIES), which is kept whatever it carried.
+ */
+static void test_short_floor(void **state)
+{
+	const double last_s = 0.2 * (1u << (VNIC_FLOOR_TRIES - 1));
+	struct csv c;
+
+	(void)state;
+	run_in("hdr-build", "floor", "--rate", "10M");
+	csv_load(&c, "hdr-build.csv");
+	no_errors(&c);
+	for (unsigned int r = 0; r < c.nrows; r++) {
+		const char *v = c.cell[r][2];
+
+		assert_true(val(&c, "stream1", v, "seconds") >= 0.8);
+		assert_true(val(&c, "stream1", v, "bytes") >= XP_SHORT_MIN_BYTES ||
+			    val(&c, "stream1", v, "seconds") >= last_s);
+	}
+	csv_free(&c);
 }
 
 static void test_rejects_bad_arguments(void **state)
@@ -577,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_csum),
 		cmocka_unit_test(test_gro),
 		cmocka_unit_test(test_reclaim),
+		cmocka_unit_test(test_short_floor),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
