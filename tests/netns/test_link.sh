@@ -47,10 +47,7 @@ VNIC=${1:?usage: test_link.sh PATH/TO/vnic}
 . "$(dirname "$0")/lib.sh"
 
 require root tun ip ping iperf3 python3
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-WORK=$(mktemp -d /tmp/vnic-netns.XXXXXX)
-LOG=$WORK/log
-
+netns_setup netns
 NA=vnt-a-$$
 NB=vnt-b-$$
 NC=vnt-c-$$
@@ -58,58 +55,24 @@ VB=vntb$$
 VP=vntp$$
 VT=vntt$$
 NAME=vnt-$$
-LINK_PID=
 LAST_PID=
-
-cleanup() {
-	local p
-	for p in "${SERVERS[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	if [ -n "$LINK_PID" ]; then
-		kill -INT "$LINK_PID" 2>/dev/null
-		wait "$LINK_PID" 2>/dev/null
-	fi
-	for n in "$NA" "$NB" "$NC"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	ip link del "$VB" 2>/dev/null
-	ip link del "$VT" 2>/dev/null
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
-}
-trap cleanup EXIT
+track_ns "$NA" "$NB" "$NC"
+track_dev "$VT"
 
 # Starts `vnic link` in the background with extra flags; waits until it says
-# it is up and both interfaces are UP. Returns non-zero if it never does.
+# it is up. Returns non-zero if it never does.
 start_link() {
-	: >"$WORK/link.out"
-	"$VNIC" link --name "$NAME" "$@" >"$WORK/link.out" 2>&1 &
-	LINK_PID=$!
+	link_start "$WORK/link.out" - --name "$NAME" "$@"
+	local rc=$?
 	LAST_PID=$LINK_PID
-	local i
-	for i in $(seq 200); do
-		if grep -q "vnic link: up" "$WORK/link.out"; then
-			return 0
-		fi
-		kill -0 "$LINK_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$WORK/link.out" >>"$LOG"
-	return 1
+	return $rc
 }
 
-# Stops the background link with SIGINT; non-zero if it failed to exit cleanly.
+# Stops the background link with SIGINT (or $1); non-zero if it failed to exit cleanly.
 stop_link() {
-	local rc
-	kill -INT "$LINK_PID"
-	wait "$LINK_PID"
-	rc=$?
+	link_stop "$LINK_PID" "${1:-INT}" "$WORK/link.out"
+	local rc=$?
 	LINK_PID=
-	cat "$WORK/link.out" >>"$LOG"
 	return $rc
 }
 
@@ -119,12 +82,9 @@ iface_up() {
 
 # Nothing of ours is left: no namespace, no interface in the root namespace.
 nothing_left() {
-	local n
-	for n in "$@"; do
-		ip netns list | grep -qw "$n" && { echo "namespace $n left"; return 1; }
-	done
+	ns_gone "$@" || return 1
 	# The TAPs are born in the root namespace as vnic<pid of vnic link>a and b.
-	ip -o link show | grep -q "vnic$LAST_PID[ab]" && { echo "TAP left in the root namespace"; return 1; }
+	ip -o link show | grep -q "vnic${LAST_PID}[ab]" && { echo "TAP left in the root namespace"; return 1; }
 	return 0
 }
 
@@ -137,14 +97,14 @@ iperf_udp() { # NS ADDR
 # Raises the TAP's MTU in namespace $1 to 9000 behind the vNIC's back; vnic
 # link must put it back to 1500 within a second.
 mtu_put_back() {
-	local i
 	ip -n "$1" link set vnic0 mtu 9000 || return 1
-	for i in $(seq 20); do
-		ip -n "$1" -o link show vnic0 | grep -q " mtu 1500 " && return 0
-		sleep 0.05
-	done
+	wait_for 1 tap_mtu "$1" 1500 && return 0
 	ip -n "$1" -o link show vnic0
 	return 1
+}
+
+tap_mtu() { # NS MTU: vnic0 in NS has that MTU
+	ip -n "$1" -o link show vnic0 | grep -q " mtu $2 "
 }
 
 # A don't-fragment datagram larger than the MTU fails at once, at the sender,
@@ -152,7 +112,7 @@ mtu_put_back() {
 # program's send gets EMSGSIZE.
 df_too_long() { # NS ADDR
 	local out rc
-	out=$(ip netns exec "$1" ping -M do -c 1 -W 2 -s 8000 "$2" 2>&1)
+	out=$(ip netns exec "$1" ping -M "do" -c 1 -W 2 -s 8000 "$2" 2>&1)
 	rc=$?
 	echo "$out (exit $rc)"
 	[ $rc -ne 0 ] && echo "$out" | grep -q "local error: message too long, mtu=1500" || return 1
@@ -173,86 +133,61 @@ sys.exit(1)' "$2"
 pings() { # NS ADDR6? MTU-label
 	local ns=$1 dst=$2 label=$3 sz
 	for sz in 56 1400 8000; do
-		check "ping $dst $sz B at $label" ip netns exec "$ns" ping -c 3 -i 0.2 -W 2 -s "$sz" "$dst"
+		check "ping $dst $sz B at $label" nsping "$ns" "$dst" -s "$sz"
 	done
 }
 
-echo "vnic: $VNIC; logs: $LOG"
 make_blob 256
 
 # ---------------------------------------------------------------- errors a user meets
-# Each error case gets a timeout: a run that wrongly starts must not hang the test.
-out=$(timeout 20 setpriv --reuid=65534 --regid=65534 --clear-groups "$VNIC" link 2>&1)
-rc=$?
-echo "$out" >>"$LOG"
-[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "needs root" &&
-	pass "not root: one line, exit 1" || fail "not root: '${out:0:300}' (exit $rc)"
+# refused PATTERN NS CMD...: one_line_error, and no namespace NS after (nothing created).
+refused() {
+	local pat=$1 ns=$2
+	shift 2
+	one_line_error "$pat" "$@" && ns_gone "$ns"
+}
 
-out=$(timeout 20 unshare -m bash -c "mount -t tmpfs none /dev/net && '$VNIC' link --new-ns-a $NA --new-ns-b $NB" 2>&1)
-rc=$?
-echo "$out" >>"$LOG"
-[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "/dev/net/tun" &&
-	pass "no /dev/net/tun: one line, exit 1" || fail "no /dev/net/tun: '${out:0:300}' (exit $rc)"
+# The namespaces given are attached, not made: a refusal leaves them.
+in_use_kept() {
+	one_line_error "already in use" "$VNIC" link --ns-a "$NA" --ns-b "$NB" &&
+		ip netns list | grep -qw "$NA"
+}
 
-ip netns add "$NA"
-out=$(timeout 20 "$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" 2>&1)
-rc=$?
-echo "$out" >>"$LOG"
-[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "already exists" &&
-	! ip netns list | grep -qw "$NB" &&
-	pass "namespace name taken: one line, exit 1, nothing created" ||
-	fail "namespace taken: '${out:0:300}' (exit $rc)"
+check "not root: one line, exit 1" one_line_error "needs root" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$VNIC" link
+check "no /dev/net/tun: one line, exit 1" one_line_error "/dev/net/tun" \
+	unshare -m bash -c "mount -t tmpfs none /dev/net && '$VNIC' link --new-ns-a $NA --new-ns-b $NB"
 
-ip netns add "$NB"
+ns_add "$NA"
+check "namespace name taken: one line, exit 1, nothing created" refused "already exists" "$NB" \
+	"$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB"
+ns_add "$NB"
 # On loopback: every namespace has one (the dummy module may be missing).
 ip -n "$NB" addr add 10.99.0.2/24 dev lo
-out=$(timeout 20 "$VNIC" link --ns-a "$NA" --ns-b "$NB" 2>&1)
-rc=$?
-echo "$out" >>"$LOG"
-[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "already in use" &&
-	ip netns list | grep -qw "$NA" &&
-	pass "address in use: one line, exit 1, attached namespaces kept" ||
-	fail "address in use: '${out:0:300}' (exit $rc)"
+check "address in use: one line, exit 1, attached namespaces kept" in_use_kept
 ip netns del "$NA"
 ip netns del "$NB"
 
 # A backing must be a dedicated Ethernet device: lo would copy the host's own
 # traffic (127.0.0.1 included) into namespace A, and an L3 device has no
 # Ethernet frames. Refused with one line before anything is built.
-out=$(timeout 20 "$VNIC" link --backing lo --new-ns-a "$NA" 2>&1)
-rc=$?
-echo "$out" >>"$LOG"
-[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "lo: a loopback device" &&
-	! ip netns list | grep -qw "$NA" &&
-	pass "--backing lo: refused, one line, exit 1, nothing created" ||
-	fail "--backing lo: '${out:0:300}' (exit $rc)"
+check "--backing lo: refused, one line, exit 1, nothing created" refused "lo: a loopback device" \
+	"$NA" "$VNIC" link --backing lo --new-ns-a "$NA"
 
 if ip tuntap add "$VT" mode tun 2>>"$LOG" && ip link set "$VT" up; then
-	out=$(timeout 20 "$VNIC" link --backing "$VT" --new-ns-a "$NA" 2>&1)
-	rc=$?
-	echo "$out" >>"$LOG"
-	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
-		echo "$out" | grep -q "$VT: not an Ethernet device" &&
-		! ip netns list | grep -qw "$NA" &&
-		pass "--backing on a TUN (L3): refused, one line, exit 1, nothing created" ||
-		fail "--backing on a TUN: '${out:0:300}' (exit $rc)"
+	check "--backing on a TUN (L3): refused, one line, exit 1, nothing created" \
+		refused "$VT: not an Ethernet device" "$NA" "$VNIC" link --backing "$VT" --new-ns-a "$NA"
 	ip link del "$VT"
 else
 	fail "ip tuntap add $VT mode tun"
 fi
 
 # An output path is opened before anything is built: a directory is one line.
-out=$(timeout 20 "$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK" 2>&1)
-rc=$?
-echo "$out" >>"$LOG"
-[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] &&
-	echo "$out" | grep -q "pcap $WORK: a directory" && ! ip netns list | grep -qw "$NA" &&
-	pass "--pcap on a directory: one line, exit 1, nothing created" ||
-	fail "--pcap on a directory: '${out:0:300}' (exit $rc)"
+check "--pcap on a directory: one line, exit 1, nothing created" refused "pcap $WORK: a directory" \
+	"$NA" "$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK"
 
 # ---------------------------------------------------------------- MTU 1500
-if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
-	pass "vnic link up (MTU 1500)"
+if check "vnic link up (MTU 1500)" start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 	check "interfaces UP" bash -c "$(declare -f iface_up); iface_up $NA && iface_up $NB"
 	check "vnic stats answers" "$VNIC" stats "$NAME"
 	pings "$NA" 10.99.0.2 "MTU 1500"
@@ -266,12 +201,11 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 	check "TAP MTU put back: link.mtu_restored 1" bash -c \
 		"'$VNIC' stats '$NAME' | tee -a '$LOG' | grep -Eq '^link\.mtu_restored +1\$'"
 	check "TAP MTU put back: ping 8000 B still crosses (fragments)" \
-		ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 -s 8000 10.99.0.2
+		nsping "$NA" 10.99.0.2 -s 8000
 	check "TAP MTU put back: ping -M do 8000 B fails at once, message too long" \
 		df_too_long "$NA" 10.99.0.2
 
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+	iperf_server "$NB"
 	check "iperf3 TCP IPv4 a->b" iperf_tcp "$NA" 10.99.0.2
 	check "iperf3 TCP IPv4 b->a" iperf_tcp "$NA" 10.99.0.2 -R
 	check "iperf3 TCP IPv6 a->b" iperf_tcp "$NA" fd00:99::2
@@ -298,41 +232,27 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 
 	check "SIGINT: clean exit" stop_link
 	check "teardown: no namespace, no interface left" nothing_left "$NA" "$NB"
-else
-	fail "vnic link up (MTU 1500)"
-	LINK_PID=
 fi
 
 # ---------------------------------------------------------------- MTU 9000
-if start_link --new-ns-a "$NA" --new-ns-b "$NB" --mtu 9000; then
-	pass "vnic link up (MTU 9000)"
+if check "vnic link up (MTU 9000)" start_link --new-ns-a "$NA" --new-ns-b "$NB" --mtu 9000; then
 	check "MTU 9000 in $NB" bash -c "ip -n $NB link show vnic0 | grep -q 'mtu 9000'"
 	pings "$NA" 10.99.0.2 "MTU 9000"
 	pings "$NA" fd00:99::2 "MTU 9000"
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+	iperf_server "$NB"
 	check "iperf3 TCP IPv4 a->b at MTU 9000" iperf_tcp "$NA" 10.99.0.2
 	stop_servers
-	kill -TERM "$LINK_PID"
-	wait "$LINK_PID"
-	rc=$?
-	LINK_PID=
-	cat "$WORK/link.out" >>"$LOG"
-	[ $rc -eq 0 ] && pass "SIGTERM: clean exit" || fail "SIGTERM: exit $rc"
+	check "SIGTERM: clean exit" stop_link TERM
 	check "teardown after MTU 9000: nothing left" nothing_left "$NA" "$NB"
-else
-	fail "vnic link up (MTU 9000)"
-	LINK_PID=
 fi
 
 # ---------------------------------------------------------------- --pcap
 # A short run of its own: the capture holds every frame, so keep it small.
 if start_link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK/wire.pcap"; then
 	pass "vnic link --pcap up"
-	check "ping through the capture" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 10.99.0.2
-	check "ping -6 through the capture" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 fd00:99::2
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+	check "ping through the capture" nsping "$NA" 10.99.0.2
+	check "ping -6 through the capture" nsping "$NA" fd00:99::2
+	iperf_server "$NB"
 	check "iperf3 TCP through the capture" ip netns exec "$NA" iperf3 -c 10.99.0.2 -p 5201 -n 4M
 	stop_servers
 	check "--pcap: clean exit" stop_link
@@ -349,40 +269,34 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK/wire.pcap"; then
 	check "teardown after --pcap: nothing left" nothing_left "$NA" "$NB"
 elif grep -q "without libpcap" "$WORK/link.out"; then
 	echo "SKIP: --pcap (vnic built without libpcap-dev)"
-	LINK_PID=
 else
 	fail "vnic link --pcap up"
-	LINK_PID=
 fi
 
 # ---------------------------------------------------------------- --pcap --snaplen under bulk traffic
 # Headers only: 128 bytes of each frame into the rings, so the writer keeps up
 # with a bulk TCP transfer and not one frame is left out of the capture.
-pcap_field() { # COUNTER: its value in `vnic stats --all`
-	"$VNIC" stats "$NAME" --all | awk -v c="$1" '$1 == c { print $2 }'
-}
 
 pcap_bulk_read_back() { # FILE FRAMES-AT-LEAST
-	local f=$1 want=$2 stats
+	local f=$1 want=$2 n max cut phs
 	# Every record: cut to 128 bytes, the frame's length kept (cheap: no IP dissection).
-	stats=$(tshark -r "$f" --disable-protocol ip --disable-protocol ipv6 \
-		-T fields -e frame.cap_len -e frame.len 2>>"$LOG" |
+	read -r n max cut < <(tshark -r "$f" --disable-protocol ip --disable-protocol ipv6 \
+		-T fields -e frame.cap_len -e frame.len |
 		awk '{ n++; if ($1 > m) m = $1; if ($2 > 128) cut++ } END { print n + 0, m + 0, cut + 0 }')
-	echo "tshark: frames, largest record, frames cut: $stats (want at least $want frames)"
-	set -- $stats
-	[ "$1" -ge "$want" ] && [ "$1" -gt 10000 ] && [ "$2" -eq 128 ] && [ "$3" -gt 0 ] || return 1
+	echo "tshark: $n frames, the largest record $max bytes, $cut frames cut (want at least $want frames)"
+	[ "$n" -ge "$want" ] && [ "$n" -gt 10000 ] && [ "$max" -eq 128 ] && [ "$cut" -gt 0 ] || return 1
 	# and the first frames decode as TCP/IP
-	tshark -r "$f" -c 2000 -q -z io,phs 2>>"$LOG" | tee -a "$LOG" | grep -q " tcp "
+	phs=$(tshark -r "$f" -c 2000 -q -z io,phs)
+	echo "$phs"
+	echo "$phs" | grep -q " tcp "
 }
 
-if start_link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK/bulk.pcap" --snaplen 128; then
-	pass "vnic link --pcap --snaplen 128 up"
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+if check "vnic link --pcap --snaplen 128 up" start_link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK/bulk.pcap" --snaplen 128; then
+	iperf_server "$NB"
 	check "iperf3 3 s through a --snaplen 128 capture" iperf_tcp "$NA" 10.99.0.2
 	stop_servers
-	written=$(pcap_field pcap.written)
-	left_out=$(pcap_field pcap.left_out)
+	written=$(ctr "$NAME" pcap.written)
+	left_out=$(ctr "$NAME" pcap.left_out)
 	echo "--- bulk capture: pcap.written $written, pcap.left_out $left_out" >>"$LOG"
 	echo "bulk capture: $written frames written, $left_out left out"
 	check "--snaplen 128: vnic stats counts frames written" test "${written:-0}" -gt 10000
@@ -400,59 +314,44 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB" --pcap "$WORK/bulk.pcap" --snapl
 	check "teardown after --snaplen: nothing left" nothing_left "$NA" "$NB"
 elif grep -q "without libpcap" "$WORK/link.out"; then
 	echo "SKIP: --pcap --snaplen (vnic built without libpcap-dev)"
-	LINK_PID=
 else
 	fail "vnic link --pcap --snaplen 128 up"
-	LINK_PID=
 fi
 
 # ---------------------------------------------------------------- live changes and resets
 # `vnic set` while iperf3 runs: direct sends stop, the MTU goes to 9000 and back
 # through change-param resets (the TAPs follow), and iperf3 ends without an error.
-stat_of() { # COUNTER: its value in the running link's counters
-	"$VNIC" stats "$NAME" --all | awk -v c="$1" '$1 == c { print $2 }'
-}
-
-if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
-	pass "vnic link up (live changes)"
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+if check "vnic link up (live changes)" start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+	iperf_server "$NB"
 	ip netns exec "$NA" iperf3 -c 10.99.0.2 -p 5201 -t 8 >"$WORK/iperf-live.out" 2>&1 &
 	iperf_pid=$!
 	sleep 1
 	check "vnic show: negotiated and settings" bash -c \
 		"'$VNIC' show '$NAME' | grep -q 'channels     tx 1 rx 1' && '$VNIC' show '$NAME' | grep -q 'tx-submit'"
 	check "vnic set tx-submit indirect" bash -c "'$VNIC' set '$NAME' tx-submit indirect | grep -q 'ok: policies'"
-	d1=$(stat_of drv_a.tx0_direct_packets)
+	d1=$(ctr "$NAME" drv_a.tx0_direct_packets)
 	sleep 1
-	d2=$(stat_of drv_a.tx0_direct_packets)
+	d2=$(ctr "$NAME" drv_a.tx0_direct_packets)
 	check "tx-submit indirect: direct sends stop ($d1 -> $d2)" test "$d1" = "$d2"
 	check "vnic set mtu 9000 (change-param)" bash -c "'$VNIC' set '$NAME' mtu 9000 | grep -q 'change-param'"
 	check "the TAPs follow: MTU 9000 in $NA and $NB" bash -c \
 		"ip -n $NA link show vnic0 | grep -q 'mtu 9000' && ip -n $NB link show vnic0 | grep -q 'mtu 9000'"
-	check "resets_change_param counted" test "$(stat_of drv_a.resets_change_param)" -ge 1
+	check "resets_change_param counted" test "$(ctr "$NAME" drv_a.resets_change_param)" -ge 1
 	sleep 1
 	check "vnic set mtu 1500 (and back)" bash -c "'$VNIC' set '$NAME' mtu 1500 | grep -q 'change-param'"
 	check "the TAPs follow: MTU 1500" bash -c "ip -n $NA link show vnic0 | grep -q 'mtu 1500'"
 	check "vnic set: a bad value changes nothing" bash -c \
 		"! '$VNIC' set '$NAME' tx-submit auto queues 2 2>/dev/null && '$VNIC' show '$NAME' | grep -q 'tx-submit  *indirect'"
-	wait "$iperf_pid"
-	rc=$?
+	check "iperf3 through the live changes" wait "$iperf_pid"
 	cat "$WORK/iperf-live.out" >>"$LOG"
-	[ $rc -eq 0 ] && pass "iperf3 through the live changes" || fail "iperf3 through the live changes: exit $rc"
 	stop_servers
 	check "live changes: clean exit" stop_link
 	check "live changes: nothing left" nothing_left "$NA" "$NB"
-else
-	fail "vnic link up (live changes)"
-	LINK_PID=
 fi
 
 # iperf3 through at least 10 device resets (--fault).
-if start_link --new-ns-a "$NA" --new-ns-b "$NB" --fault reset-every=700ms; then
-	pass "vnic link --fault reset-every=700ms up"
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+if check "vnic link --fault reset-every=700ms up" start_link --new-ns-a "$NA" --new-ns-b "$NB" --fault reset-every=700ms; then
+	iperf_server "$NB"
 	# A reset takes longer on a loaded or sanitized build, so 9 s may see
 	# fewer than 10: traffic runs in rounds until 10 resets have happened
 	# under it (at most 4 rounds), and every round must carry its bytes.
@@ -462,34 +361,26 @@ if start_link --new-ns-a "$NA" --new-ns-b "$NB" --fault reset-every=700ms; then
 		rounds=$((rounds + 1))
 		check "iperf3 through device resets (round $rounds)" \
 			ip netns exec "$NA" iperf3 -c 10.99.0.2 -p 5201 -t 9
-		r=$(stat_of drv_a.resets)
+		r=$(ctr "$NAME" drv_a.resets)
 	done
 	check "at least 10 resets under traffic ($r in $rounds rounds)" test "${r:-0}" -ge 10
 	stop_servers
 	check "--fault: clean exit" stop_link
 	check "--fault: nothing left" nothing_left "$NA" "$NB"
-else
-	fail "vnic link --fault up"
-	LINK_PID=
 fi
 
 # ---------------------------------------------------------------- one spinner
 # --spinners 1 with a fixed spin: traffic flows, and a thread that went idle
 # while the other spun slept at once instead of spinning too.
-if start_link --new-ns-a "$NA" --new-ns-b "$NB" --busy-poll-us 50 --busy-poll fixed --spinners 1; then
-	pass "vnic link up (--spinners 1)"
-	check "ping with one spinner" ip netns exec "$NA" ping -c 5 -i 0.2 -W 2 10.99.0.2
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+if check "vnic link up (--spinners 1)" start_link --new-ns-a "$NA" --new-ns-b "$NB" --busy-poll-us 50 --busy-poll fixed --spinners 1; then
+	check "ping with one spinner" nsping "$NA" 10.99.0.2 -c 5
+	iperf_server "$NB"
 	check "iperf3 TCP IPv4 a->b with one spinner" iperf_tcp "$NA" 10.99.0.2
 	stop_servers
-	ceded=$(($(stat_of cpu_a.spin_ceded) + $(stat_of cpu_b.spin_ceded)))
+	ceded=$(($(ctr "$NAME" cpu_a.spin_ceded) + $(ctr "$NAME" cpu_b.spin_ceded)))
 	check "--spinners 1: idles ceded to the spinning thread ($ceded)" test "$ceded" -ge 1
 	check "--spinners 1: clean exit" stop_link
 	check "--spinners 1: nothing left" nothing_left "$NA" "$NB"
-else
-	fail "vnic link up (--spinners 1)"
-	LINK_PID=
 fi
 
 # ---------------------------------------------------------------- signals, a closed stdout
@@ -517,69 +408,43 @@ check "vnic link | head -1: exits on its own, status 0" head_one
 check "vnic link | head -1: nothing left" nothing_left "$NA" "$NB"
 check "vnic link | head -1: no control socket left" bash -c "! test -e $(ctl_sock)"
 
-if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
-	kill -HUP "$LINK_PID"
-	wait "$LINK_PID"
-	rc=$?
-	LINK_PID=
-	cat "$WORK/link.out" >>"$LOG"
-	[ $rc -eq 0 ] && pass "SIGHUP: clean exit" || fail "SIGHUP: exit $rc"
+if check "vnic link up (SIGHUP)" start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+	check "SIGHUP: clean exit" stop_link HUP
 	check "SIGHUP: nothing left" nothing_left "$NA" "$NB"
-else
-	fail "vnic link up (SIGHUP)"
-	LINK_PID=
 fi
 
 # A socket file left by an instance that died (kill -9) is replaced at start.
-if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
-	kill -9 "$LINK_PID"
-	wait "$LINK_PID" 2>/dev/null
-	LINK_PID=
+if check "vnic link up (stale socket)" start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
+	stop_link KILL >/dev/null 2>&1
 	check "kill -9 leaves a stale control socket" test -S "$(ctl_sock)"
 	ip netns del "$NA" 2>/dev/null
 	ip netns del "$NB" 2>/dev/null
-	if start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
-		pass "a stale control socket is replaced at start"
+	if check "a stale control socket is replaced at start" start_link --new-ns-a "$NA" --new-ns-b "$NB"; then
 		check "vnic stats answers on the replaced socket" bash -c \
 			"'$VNIC' stats '$NAME' --all | grep -q 'drv_a.tx0_'"
 		check "after the stale socket: clean exit" stop_link
 		check "after the stale socket: nothing left" nothing_left "$NA" "$NB"
-	else
-		fail "a stale control socket is replaced at start"
-		LINK_PID=
 	fi
-else
-	fail "vnic link up (stale socket)"
-	LINK_PID=
 fi
 
 # ---------------------------------------------------------------- backing device
-ip netns add "$NC"
-ip link add "$VB" type veth peer name "$VP"
-ip link set "$VP" netns "$NC"
+ns_add "$NC"
+veth "" "$VB" "$NC" "$VP"
 ip -n "$NC" addr add 10.98.0.2/24 dev "$VP"
 ip -n "$NC" addr add fd00:98::2/64 dev "$VP" nodad
-ip -n "$NC" link set "$VP" up
-ip -n "$NC" link set lo up
 # Wire frames are MTU frames: no aggregation on the backing end, no TSO towards it.
 ethtool -K "$VB" gro off lro off >>"$LOG" 2>&1
 ip netns exec "$NC" ethtool -K "$VP" tso off gso off >>"$LOG" 2>&1
-ip link set "$VB" up
-if start_link --backing "$VB" --new-ns-a "$NA" --addr-a 10.98.0.1/24 --addr6-a fd00:98::1/64; then
-	pass "vnic link --backing $VB up"
-	check "backing: ping 10.98.0.2" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 10.98.0.2
-	check "backing: ping fd00:98::2 1400 B" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 -s 1400 fd00:98::2
-	server "$NC" iperf3 -s -p 5201
-	wait_port "$NC" 5201
+if check "vnic link --backing $VB up" start_link --backing "$VB" --new-ns-a "$NA" --addr-a 10.98.0.1/24 --addr6-a fd00:98::1/64; then
+	check "backing: ping 10.98.0.2" nsping "$NA" 10.98.0.2
+	check "backing: ping fd00:98::2 1400 B" nsping "$NA" fd00:98::2 -s 1400
+	iperf_server "$NC"
 	check "backing: iperf3 TCP a->c" iperf_tcp "$NA" 10.98.0.2
 	check "backing: iperf3 TCP c->a" iperf_tcp "$NA" 10.98.0.2 -R
 	stop_servers
 	check "backing: clean exit" stop_link
 	check "backing: teardown leaves $NC and $VB alone" bash -c \
 		"ip netns list | grep -qw $NC && ip link show $VB >/dev/null && ! ip netns list | grep -qw $NA"
-else
-	fail "vnic link --backing $VB up"
-	LINK_PID=
 fi
 ip netns del "$NC"
 ip link del "$VB" 2>/dev/null

@@ -35,69 +35,17 @@ VNIC=${1:?usage: test_link_restart.sh PATH/TO/vnic}
 . "$(dirname "$0")/lib.sh"
 
 require root tun ip ping python3
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-WORK=$(mktemp -d /tmp/vnic-linkrestart.XXXXXX)
-LOG=$WORK/log
-
+netns_setup linkrestart
 NA=vlr-a-$$
 NB=vlr-b-$$
 NAME=vlr-$$
 SOCK=$WORK/server.sock
-LINK_PID=
-SRV_PID=
-XFER_PID=
-
-cleanup() {
-	[ -n "$XFER_PID" ] && kill "$XFER_PID" 2>/dev/null
-	if [ -n "$LINK_PID" ]; then
-		kill -INT "$LINK_PID" 2>/dev/null
-		wait "$LINK_PID" 2>/dev/null
-	fi
-	if [ -n "$SRV_PID" ]; then
-		kill -TERM "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
-	fi
-	for n in "$NA" "$NB"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
-}
-trap cleanup EXIT
-
-# start_server: a standing server on $SOCK in the background (SRV_PID); waits for its socket.
-start_server() {
-	"$VNIC" server --listen "$SOCK" --no-ctl >>"$LOG" 2>&1 &
-	SRV_PID=$!
-	for _ in $(seq 100); do
-		[ -S "$SOCK" ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
+track_ns "$NA" "$NB"
 
 # start_link FLAGS...: vnic link --server $SOCK in the background; waits until it is up.
 start_link() {
-	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet --server "$SOCK" "$@" \
-		>"$WORK/link.out" 2>"$WORK/link.err" &
-	LINK_PID=$!
-	wait_link_up "$LINK_PID" "$WORK/link.out" "$WORK/link.err"
-}
-
-# stat_of KEY: a counter of the link (vnic stats hides zeros: empty when absent).
-stat_of() {
-	"$VNIC" stats "$NAME" 2>/dev/null | awk -v k="$1" '$1 == k { print $2 }'
-}
-
-# at_least KEY MIN
-at_least() {
-	local v
-	v=$(stat_of "$1")
-	echo "$1 = ${v:-absent}"
-	[ -n "$v" ] && [ "$v" -ge "$2" ]
+	link_start "$WORK/link.out" "$WORK/link.err" --name "$NAME" --new-ns-a "$NA" \
+		--new-ns-b "$NB" --quiet --server "$SOCK" "$@"
 }
 
 # The TAP of namespace $1 is interface $2 still, and up.
@@ -110,14 +58,8 @@ tap_kept() {
 
 # carried BYTES: the server's cable counts BYTES a -> b (a hang guard of 30 s).
 carried() {
-	local v
-	for _ in $(seq 300); do
-		v=$(stat_of cable.ab_tx_bytes)
-		[ -n "$v" ] && [ "$v" -ge "$1" ] && { echo "cable.ab_tx_bytes = $v"; return 0; }
-		sleep 0.1
-	done
-	echo "cable.ab_tx_bytes = ${v:-absent}"
-	return 1
+	wait_for 30 ctr_is "$NAME" cable.ab_tx_bytes -ge "$1" >/dev/null
+	ctr_is "$NAME" cable.ab_tx_bytes -ge "$1"
 }
 
 # The counters, and a line on stderr at the loss and one at the reconnect.
@@ -126,76 +68,61 @@ counts() {
 	cat "$WORK/link.err"
 	grep -q "went away: the vNICs reset; connecting again for up to 20 s" "$WORK/link.err" &&
 		grep -q "again after [0-9.]* s; the vNICs log in again" "$WORK/link.err" &&
-		[ "$(stat_of split.lost)" = 1 ] && [ "$(stat_of split.reconnects)" = 1 ] &&
-		at_least drv_a.resets_xport 1 && at_least drv_b.resets_xport 1 &&
-		at_least hv_a.split_partner_lost 1 && at_least hv_b.split_partner_lost 1
+		ctr_is "$NAME" split.lost -eq 1 && ctr_is "$NAME" split.reconnects -eq 1 &&
+		ctr_is "$NAME" drv_a.resets_xport -ge 1 && ctr_is "$NAME" drv_b.resets_xport -ge 1 &&
+		ctr_is "$NAME" hv_a.split_partner_lost -ge 1 && ctr_is "$NAME" hv_b.split_partner_lost -ge 1
 }
 
 # SIGINT: status 0, and the report's a>b bytes above what the second server's cable counted ($1).
 stop_link() {
 	local rc bytes
-	kill -INT "$LINK_PID"
-	wait "$LINK_PID"
+	link_stop "$LINK_PID" INT "$WORK/link.out" "$WORK/link.err"
 	rc=$?
 	LINK_PID=
-	cat "$WORK/link.out" "$WORK/link.err"
 	bytes=$(sed -n 's/^vnic link: .* s; a>b [0-9]* frames \([0-9]*\) bytes.*/\1/p' "$WORK/link.out")
-	echo "exit status $rc; a>b $bytes bytes in the report, $1 on the second server's cable"
+	echo "a>b $bytes bytes in the report, $1 on the second server's cable"
 	[ $rc -eq 0 ] && [ -n "$bytes" ] && [ "$bytes" -gt $(($1 + (4 << 20))) ]
-}
-
-nothing_left() {
-	local n
-	for n in "$NA" "$NB"; do
-		ip netns list | grep -qw "$n" && { echo "namespace $n left"; return 1; }
-	done
-	return 0
 }
 
 # The server killed for good: the link says so, then ends by itself in time, status 1, with one line.
 gave_up() {
 	local rc start took
-	kill -KILL "$SRV_PID"
-	wait "$SRV_PID" 2>/dev/null
-	SRV_PID=
+	link_stop "$SRV_PID" KILL 2>/dev/null
 	start=$(date +%s%N)
 	# a hang guard: 2 s, and 5 s an attempt may take
 	timeout 20 tail --pid="$LINK_PID" -f /dev/null
-	wait "$LINK_PID"
+	link_stop "$LINK_PID" 0 "$WORK/link.err"
 	rc=$?
 	LINK_PID=
 	took=$((($(date +%s%N) - start) / 1000000))
-	cat "$WORK/link.err"
-	echo "exit status $rc after $took ms"
+	echo "after $took ms"
 	[ $rc -eq 1 ] && [ "$(wc -l <"$WORK/link.err")" -eq 2 ] &&
 		head -1 "$WORK/link.err" | grep -q "went away: the vNICs reset; connecting again" &&
 		tail -1 "$WORK/link.err" | grep -q "the server went away and was not back within 2 s" &&
-		[ $took -lt 9000 ] && nothing_left
+		[ $took -lt 9000 ] && ns_gone "$NA" "$NB"
 }
 
-echo "vnic: $VNIC; logs: $LOG"
 make_blob 48
 
 # ------------------------------------------------ a restart under a transfer
-start_server || { echo "FAIL: the server made no socket: $(cat "$LOG")"; exit 1; }
+vnic_server "$SOCK" --no-ctl || { echo "FAIL: the server made no socket: $(cat "$LOG")"; exit 1; }
 # The cable's rate makes the transfer last (about 4 s): the kill lands in the middle.
-if start_link --rate 100M --reconnect-timeout 20; then
-	pass "restart: up"
+if check "restart: up" start_link --rate 100M --reconnect-timeout 20; then
 	IDX_A=$(ip -n "$NA" -o link show vnic0 | cut -d: -f1)
 	IDX_B=$(ip -n "$NB" -o link show vnic0 | cut -d: -f1)
 	transfer "$NA" "$NB" 10.99.0.2 5301 >"$WORK/xfer.out" 2>&1 &
 	XFER_PID=$!
+	track_pid "$XFER_PID"
 	# server 1 carries 8 MiB of it, and the link reads its counters once more (once a second)
 	check "restart: 8 MiB through the first server" carried $((8 << 20))
 	sleep 1.5
 	check "restart: the transfer still running when the server is killed" kill -0 "$XFER_PID"
-	kill -KILL "$SRV_PID"
-	wait "$SRV_PID" 2>/dev/null
+	link_stop "$SRV_PID" KILL >/dev/null 2>&1
 	sleep 0.5
-	start_server || fail "restart: the second server made no socket"
+	vnic_server "$SOCK" --no-ctl || fail "restart: the second server made no socket"
 	wait "$XFER_PID"
 	rc=$?
-	XFER_PID=
+	untrack_pid "$XFER_PID"
 	cat "$WORK/xfer.out" >>"$LOG"
 	if [ $rc -eq 0 ]; then
 		pass "restart: 48 MiB a -> b across the restart, sha256 matches"
@@ -206,23 +133,16 @@ if start_link --rate 100M --reconnect-timeout 20; then
 	check "restart: one loss, one reconnect, both said and counted, both drivers reset" counts
 	check "restart: TAP a is the same interface, up" tap_kept "$NA" "$IDX_A"
 	check "restart: TAP b is the same interface, up" tap_kept "$NB" "$IDX_B"
-	check "restart: ping a -> b after it" ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 10.99.0.2
-	check "restart: ping b -> a (IPv6) after it" ip netns exec "$NB" ping -c 3 -i 0.2 -W 2 fd00:99::1
-	NEW=$(stat_of cable.ab_tx_bytes)
+	check "restart: ping a -> b after it" nsping "$NA" 10.99.0.2
+	check "restart: ping b -> a (IPv6) after it" nsping "$NB" fd00:99::1
+	NEW=$(ctr "$NAME" cable.ab_tx_bytes)
 	check "restart: SIGINT: exit 0, the report counts both servers' frames" stop_link "${NEW:-0}"
-	check "restart: nothing left" nothing_left
-else
-	fail "restart: up (see $LOG)"
-	cat "$WORK/link.out" "$WORK/link.err" >>"$LOG"
+	check "restart: nothing left" ns_gone "$NA" "$NB"
 fi
 
 # ------------------------------------------------ a server that never comes back
-if start_link --reconnect-timeout 2; then
-	pass "gone for good: up"
+if check "gone for good: up" start_link --reconnect-timeout 2; then
 	check "gone for good: the loss said, then exit status 1 with one line, in time" gave_up
-else
-	fail "gone for good: up (see $LOG)"
-	cat "$WORK/link.out" "$WORK/link.err" >>"$LOG"
 fi
 
 echo "$npass passed, $nfail failed"

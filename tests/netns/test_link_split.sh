@@ -36,74 +36,15 @@ VNIC=${1:?usage: test_link_split.sh PATH/TO/vnic}
 . "$(dirname "$0")/lib.sh"
 
 require root tun ip ping iperf3 python3
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-WORK=$(mktemp -d /tmp/vnic-linksplit.XXXXXX)
-LOG=$WORK/log
-
+netns_setup linksplit
 NA=vls-a-$$
 NB=vls-b-$$
 NAME=vls-$$
 SOCK=$WORK/server.sock
-LINK_PID=
-SRV_PID=
-
-cleanup() {
-	stop_servers
-	if [ -n "$LINK_PID" ]; then
-		kill -INT "$LINK_PID" 2>/dev/null
-		wait "$LINK_PID" 2>/dev/null
-	fi
-	if [ -n "$SRV_PID" ]; then
-		kill -TERM "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
-	fi
-	for n in "$NA" "$NB"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
-}
-trap cleanup EXIT
-
-# up NAME FLAGS...: start_link, its PASS or FAIL line, and its status (the
-# checks that need the link run only when it is up).
-up() {
-	local name=$1
-	shift
-	echo "--- $name: start_link $*" >>"$LOG"
-	if start_link "$@" >>"$LOG" 2>&1; then
-		pass "$name"
-		return 0
-	fi
-	fail "$name (see $LOG)"
-	return 1
-}
-
-# start_link FLAGS...: vnic link in the background; waits until it is up.
-start_link() {
-	: >"$WORK/link.out"
-	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet "$@" \
-		>"$WORK/link.out" 2>&1 &
-	LINK_PID=$!
-	wait_link_up "$LINK_PID" "$WORK/link.out"
-}
-
+track_ns "$NA" "$NB"
 
 pings() { # FROM TO4 TO6
-	ip netns exec "$1" ping -c 3 -i 0.2 -W 2 "$2" &&
-		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 -s 1400 "$2" &&
-		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 "$3"
-}
-
-# The counter $1 of the link (vnic stats), which must be above 0.
-counter_positive() {
-	local v
-	v=$("$VNIC" stats "$NAME" | awk -v k="$1" '$1 == k { print $2 }')
-	echo "$1 = ${v:-absent}"
-	[ -n "$v" ] && [ "$v" -gt 0 ]
+	nsping "$1" "$2" && nsping "$1" "$2" -c 2 -s 1400 && nsping "$1" "$3" -c 2
 }
 
 # vnic set of a driver policy: applied; of a device setting: one error line naming the server.
@@ -118,7 +59,7 @@ live_set() {
 
 jumbo() {
 	"$VNIC" set "$NAME" mtu 9000 | grep -q "^ok" || return 1
-	ip netns exec "$NA" ping -c 3 -i 0.2 -W 2 -s 8000 10.99.0.2
+	nsping "$NA" 10.99.0.2 -s 8000
 }
 
 mtu_fixed() {
@@ -129,14 +70,11 @@ mtu_fixed() {
 		ip -n "$NA" -o link show vnic0 | grep -q " mtu 1500 "
 }
 
-# One line, status 1, and the namespaces made for the run removed again.
-no_server() {
-	local out rc
-	out=$(timeout 20 "$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" --server "$WORK/none.sock" 2>&1)
-	rc=$?
-	echo "$out (exit $rc)"
-	[ $rc -eq 1 ] && [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "connect" &&
-		nothing_left
+# srv_counts ENDED ABNORMAL: the standing server's clients ended so far, of
+# which abnormally, and none served now.
+srv_counts() {
+	ctr_is "vls-srv-$$" server.ended -eq "$1" && ctr_is "vls-srv-$$" server.ended_abnormal -eq "$2" &&
+		ctr_is "vls-srv-$$" server.active -eq 0
 }
 
 # traffic MODE: the checks both modes share, on a link that is up.
@@ -144,16 +82,16 @@ traffic() {
 	local m=$1
 	check "$m: ping a -> b (IPv4 56 B, 1400 B, IPv6)" pings "$NA" 10.99.0.2 fd00:99::2
 	check "$m: ping b -> a" pings "$NB" 10.99.0.1 fd00:99::1
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+	iperf_server "$NB"
 	check "$m: iperf3 TCP a -> b" iperf_tcp "$NA" 10.99.0.2
 	check "$m: iperf3 TCP b -> a (-R)" iperf_tcp "$NA" 10.99.0.2 -R
 	stop_servers
 	check "$m: 64 MiB a -> b, sha256 matches" transfer "$NA" "$NB" 10.99.0.2 5301
 	check "$m: 64 MiB b -> a, sha256 matches" transfer "$NB" "$NA" 10.99.0.1 5302
 	check "$m: the server's counters under the usual names (cable.ab_tx_frames)" \
-		counter_positive cable.ab_tx_frames
-	check "$m: the server's device counters (dev_b.rx0_frames)" counter_positive dev_b.rx0_frames
+		ctr_is "$NAME" cable.ab_tx_frames -gt 0
+	check "$m: the server's device counters (dev_b.rx0_frames)" \
+		ctr_is "$NAME" dev_b.rx0_frames -gt 0
 	check "$m: vnic set: a driver policy live, a device setting refused" live_set
 }
 
@@ -164,45 +102,38 @@ server_killed() {
 	kill -KILL "$1" || return 1
 	# a hang guard: the link notices within its next wait (a second)
 	timeout 20 tail --pid="$LINK_PID" -f /dev/null
-	wait "$LINK_PID"
+	link_stop "$LINK_PID" 0 "$WORK/link.out"
 	rc=$?
 	LINK_PID=
-	cat "$WORK/link.out"
-	echo "exit status $rc"
 	[ $rc -eq 1 ] && grep -q "is gone (its socket closed): stopping" "$WORK/link.out" &&
-		nothing_left
+		ns_gone "$NA" "$NB"
 }
 
 # The standing server's child (pid $1) killed with SIGKILL: the link stays,
 # its drivers reset and it reconnects to a new child (a hang guard of 10 s on
 # the counter), then pings get through again.
 child_killed() {
-	local i
 	kill -KILL "$1" || return 1
-	for i in $(seq 100); do
-		[ "$("$VNIC" stats "$NAME" | awk '$1 == "split.reconnects" { print $2 }')" = 1 ] && break
-		sleep 0.1
-	done
+	wait_for 10 ctr_is "$NAME" split.reconnects -eq 1 >/dev/null
 	"$VNIC" stats "$NAME" | grep -E "^(split\.|drv_a\.resets_xport)"
-	kill -0 "$LINK_PID" && counter_positive split.reconnects && counter_positive drv_a.resets_xport &&
-		ip netns exec "$NA" ping -c 3 -i 0.2 -W 3 10.99.0.2
+	kill -0 "$LINK_PID" && ctr_is "$NAME" split.reconnects -gt 0 &&
+		ctr_is "$NAME" drv_a.resets_xport -gt 0 && nsping "$NA" 10.99.0.2 -W 3
 }
 
 # The link killed with SIGKILL: its forked server (pid $1) sees the socket
 # close and ends within 5 s (a hang guard). The namespaces stay (kill -9).
 link_killed() {
-	local i
-	kill -KILL "$LINK_PID"
-	wait "$LINK_PID" 2>/dev/null
+	link_stop "$LINK_PID" KILL 2>/dev/null
 	LINK_PID=
-	for i in $(seq 100); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_for 5 not_running "$1"
 	ip netns del "$NA"
 	ip netns del "$NB"
 	# gone, or a zombie its new parent has not reaped yet
-	! kill -0 "$1" 2>/dev/null || [ "$(awk '{ print $3 }' "/proc/$1/stat")" = Z ]
+	not_running "$1" || [ "$(awk '{ print $3 }' "/proc/$1/stat")" = Z ]
+}
+
+not_running() {
+	! kill -0 "$1" 2>/dev/null
 }
 
 # The first child of pid $1, from /proc (vnic's name has no space in it).
@@ -215,70 +146,53 @@ child_of() {
 	return 1
 }
 
-nothing_left() {
-	local n
-	for n in "$NA" "$NB"; do
-		ip netns list | grep -qw "$n" && { echo "namespace $n left"; return 1; }
-	done
-	return 0
-}
-
-echo "vnic: $VNIC; logs: $LOG"
 make_blob 64
 
 # ---------------------------------------------------------------- --split
-if up "split: up" --split; then
+if check "split: up" link_pair --quiet --split; then
 	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
 	echo "server process: ${SPID:-none}" >>"$LOG"
 	check "split: a server process of its own" test -n "$SPID" -a "$SPID" != "$LINK_PID"
 	traffic split
 	check "split: vnic set mtu 9000, then 8000 B pings" jumbo
 	check "split: SIGINT: exit 0 with the report" stop_link_reported
-	check "split: the server process ended with the link" bash -c "! kill -0 ${SPID:-0} 2>/dev/null"
-	check "split: nothing left" nothing_left
+	check "split: the server process ended with the link" not_running "${SPID:-0}"
+	check "split: nothing left" ns_gone "$NA" "$NB"
 fi
-if up "split: up again" --split; then
+if check "split: up again" link_pair --quiet --split; then
 	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
 	check "split: the server killed: the link stops, one line, status 1" server_killed "${SPID:-0}"
 fi
-if up "split: up once more" --split; then
+if check "split: up once more" link_pair --quiet --split; then
 	SPID=$(sed -n 's/.*run in server process \([0-9]*\)$/\1/p' "$WORK/link.out")
 	check "split: the link killed (SIGKILL): its server ends" link_killed "${SPID:-0}"
 fi
 
 # ---------------------------------------------------------------- --server PATH
-check "server: none listening: one line, exit 1, nothing left" no_server
-"$VNIC" server --listen "$SOCK" --name "vls-srv-$$" >>"$LOG" 2>&1 &
-SRV_PID=$!
-for _ in $(seq 100); do
-	[ -S "$SOCK" ] && break
-	sleep 0.05
-done
-if up "server: up" --server "$SOCK"; then
+check "server: none listening: one line, exit 1" one_line_error connect \
+	"$VNIC" link --new-ns-a "$NA" --new-ns-b "$NB" --server "$WORK/none.sock"
+check "server: none listening: the namespaces made for the run removed again" ns_gone "$NA" "$NB"
+vnic_server "$SOCK" --name "vls-srv-$$"
+if check "server: up" link_pair --quiet --server "$SOCK"; then
 	traffic server
 	check "server: vnic set mtu refused (the standing server's cable is sized at the start)" \
 		mtu_fixed
 	check "server: SIGINT: exit 0 with the report" stop_link_reported
-	check "server: nothing left" nothing_left
+	check "server: nothing left" ns_gone "$NA" "$NB"
 	# the standing server counted one client, ended normally, and serves none now
-	sleep 0.5
-	"$VNIC" stats "vls-srv-$$" >>"$LOG" 2>&1
-	check "server: one client, ended normally" bash -c "'$VNIC' stats 'vls-srv-$$' |
-		awk '\$1 == \"server.ended\" { e = \$2 } \$1 == \"server.ended_abnormal\" { a = \$2 }
-		     \$1 == \"server.active\" { n = \$2 } END { exit !(e == 1 && a == 0 && n == 0) }'"
+	wait_for 5 srv_counts 1 0 >/dev/null
+	check "server: one client, ended normally" srv_counts 1 0
 fi
-if up "server: up again" --server "$SOCK"; then
+if check "server: up again" link_pair --quiet --server "$SOCK"; then
 	CPID=$(child_of "$SRV_PID")
 	echo "the standing server's child: ${CPID:-none}" >>"$LOG"
 	check "server: its child killed: the link reconnects and pings again" child_killed "${CPID:-0}"
 	check "server: SIGINT after the reconnect: exit 0 with the report" stop_link_reported
-	sleep 0.5
-	check "server: the killed child counted as an abnormal end" bash -c "'$VNIC' stats 'vls-srv-$$' |
-		awk '\$1 == \"server.ended_abnormal\" { a = \$2 } END { exit !(a == 1) }'"
+	wait_for 5 ctr_is "vls-srv-$$" server.ended_abnormal -eq 1 >/dev/null
+	check "server: the killed child counted as an abnormal end" \
+		ctr_is "vls-srv-$$" server.ended_abnormal -eq 1
 fi
-kill -TERM "$SRV_PID"
-check "server: SIGTERM: exit 0" wait "$SRV_PID"
-SRV_PID=
+check "server: SIGTERM: exit 0" link_stop "$SRV_PID" TERM
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

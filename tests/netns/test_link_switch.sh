@@ -30,47 +30,22 @@ VNIC=${1:?usage: test_link_switch.sh PATH/TO/vnic}
 . "$(dirname "$0")/lib.sh"
 
 require root tun iperf3 ip ping
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-WORK=$(mktemp -d /tmp/vnic-linkswitch.XXXXXX)
-LOG=$WORK/log
-
+netns_setup linkswitch
 A1=vlw-a1-$$
 B1=vlw-b1-$$
 A2=vlw-a2-$$
 B2=vlw-b2-$$
 SOCK=$WORK/server.sock
-SRV_PID=
 LINK_PIDS=()
-
-cleanup() {
-	stop_servers
-	for p in "${LINK_PIDS[@]}"; do
-		kill -INT "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	if [ -n "$SRV_PID" ]; then
-		kill -TERM "$SRV_PID" 2>/dev/null
-		wait "$SRV_PID" 2>/dev/null
-	fi
-	for n in "$A1" "$B1" "$A2" "$B2"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
-}
-trap cleanup EXIT
+track_ns "$A1" "$B1" "$A2" "$B2"
 
 # start_link K NS_A NS_B FLAGS...: link K on the switch, in the background; waits until it is up.
 start_link() {
 	local k=$1 na=$2 nb=$3
 	shift 3
-	"$VNIC" link --name "vlw-l$k-$$" --new-ns-a "$na" --new-ns-b "$nb" --quiet --server "$SOCK" \
-		"$@" >"$WORK/l$k.out" 2>"$WORK/l$k.err" &
-	LINK_PIDS+=($!)
-	wait_link_up "${LINK_PIDS[-1]}" "$WORK/l$k.out" "$WORK/l$k.err"
+	link_start "$WORK/l$k.out" "$WORK/l$k.err" --name "vlw-l$k-$$" --new-ns-a "$na" \
+		--new-ns-b "$nb" --quiet --server "$SOCK" "$@" || return 1
+	LINK_PIDS+=("$LINK_PID")
 }
 
 mac_of() {
@@ -94,7 +69,7 @@ filtered() {
 	local k s v sum=0
 	for k in 1 2; do
 		for s in a b; do
-			v=$("$VNIC" stats "vlw-l$k-$$" | awk -v c="dev_$s.rx_filtered" '$1 == c { print $2 }')
+			v=$(ctr "vlw-l$k-$$" "dev_$s.rx_filtered")
 			echo "link $k dev_$s.rx_filtered = ${v:-0}"
 			sum=$((sum + ${v:-0}))
 		done
@@ -103,41 +78,33 @@ filtered() {
 }
 
 stop_links() {
-	local p rc ok=0
+	local p ok=0
 	for p in "${LINK_PIDS[@]}"; do
-		kill -INT "$p"
-		wait "$p"
-		rc=$?
-		echo "link $p: exit status $rc"
-		[ $rc -eq 0 ] || ok=1
+		echo "link $p:"
+		link_stop "$p" || ok=1
 	done
 	LINK_PIDS=()
 	cat "$WORK"/l*.out "$WORK"/l*.err
 	return $ok
 }
 
-echo "vnic: $VNIC; logs: $LOG"
-"$VNIC" server --listen "$SOCK" --switch --no-ctl >>"$LOG" 2>&1 &
-SRV_PID=$!
-wait_file "$SOCK" || { echo "FAIL: the server made no socket: $(cat "$LOG")"; exit 1; }
+vnic_server "$SOCK" --switch --no-ctl || { echo "FAIL: the server made no socket: $(cat "$LOG")"; exit 1; }
 
 if start_link 1 "$A1" "$B1" >>"$LOG" 2>&1 &&
 	start_link 2 "$A2" "$B2" --addr-a 10.99.0.3/24 --addr-b 10.99.0.4/24 \
 		--addr6-a fd00:99::3/64 --addr6-b fd00:99::4/64 >>"$LOG" 2>&1; then
 	pass "two links up on the switch"
 	check "each TAP has its switch port's MAC, four distinct" macs
-	check "ping within link 1 (a -> b)" ip netns exec "$A1" ping -c 3 -i 0.2 -W 2 10.99.0.2
-	check "ping link 1 a -> link 2 a" ip netns exec "$A1" ping -c 3 -i 0.2 -W 2 10.99.0.3
-	check "ping link 2 b -> link 1 b (IPv6)" ip netns exec "$B2" ping -c 3 -i 0.2 -W 2 fd00:99::2
-	check "ping link 2 a -> link 1 b, 1400 B" \
-		ip netns exec "$A2" ping -c 3 -i 0.2 -W 2 -s 1400 10.99.0.2
+	check "ping within link 1 (a -> b)" nsping "$A1" 10.99.0.2
+	check "ping link 1 a -> link 2 a" nsping "$A1" 10.99.0.3
+	check "ping link 2 b -> link 1 b (IPv6)" nsping "$B2" fd00:99::2
+	check "ping link 2 a -> link 1 b, 1400 B" nsping "$A2" 10.99.0.2 -s 1400
 	# a bench client on the same switch, streaming while the links carry iperf3
 	SIZE=20000000
 	nice "$VNIC" bench stream --server "$SOCK" --size $SIZE --duration 60 --json --no-ctl \
 		--quiet >"$WORK/st" 2>"$WORK/st.err" &
 	BENCH=$!
-	server "$A2" iperf3 -s -p 5201
-	wait_port "$A2" 5201
+	iperf_server "$A2"
 	check "iperf3 TCP link 1 a -> link 2 a" iperf_tcp "$A1" 10.99.0.3
 	check "iperf3 TCP link 2 a -> link 1 a (-R)" iperf_tcp "$A1" 10.99.0.3 -R
 	stop_servers
@@ -148,15 +115,12 @@ if start_link 1 "$A1" "$B1" >>"$LOG" 2>&1 &&
 	check_client "bench stream on the same switch" "$WORK/st" $rc $SIZE
 	[ "$nfail" -eq "$before" ] && pass "bench stream on the same switch: status 0, every byte"
 	check "the links' devices filter what is flooded to them and not theirs" filtered
-	check "ping link 1 a -> link 2 b after the stream" \
-		ip netns exec "$A1" ping -c 2 -i 0.2 -W 2 10.99.0.4
+	check "ping link 1 a -> link 2 b after the stream" nsping "$A1" 10.99.0.4 -c 2
 	check "SIGINT: both links exit 0" stop_links
 else
 	fail "two links up on the switch (see $LOG)"
 fi
-kill -TERM "$SRV_PID"
-check "server: SIGTERM: exit 0" wait "$SRV_PID"
-SRV_PID=
+check "server: SIGTERM: exit 0" link_stop "$SRV_PID" TERM
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

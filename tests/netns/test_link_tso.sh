@@ -29,49 +29,11 @@ VNIC=${1:?usage: test_link_tso.sh PATH/TO/vnic}
 . "$(dirname "$0")/lib.sh"
 
 require root tun ip iperf3 python3
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-WORK=$(mktemp -d /tmp/vnic-tso.XXXXXX)
-LOG=$WORK/log
-
+netns_setup tso
 NA=vnx-a-$$
 NB=vnx-b-$$
 NAME=vnx-$$
-LINK_PID=
-
-cleanup() {
-	stop_servers
-	if [ -n "$LINK_PID" ]; then
-		kill -INT "$LINK_PID" 2>/dev/null
-		wait "$LINK_PID" 2>/dev/null
-	fi
-	for n in "$NA" "$NB"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
-}
-trap cleanup EXIT
-
-# start_link FLAGS...: vnic link in the background; waits until it is up.
-start_link() {
-	: >"$WORK/link.out"
-	"$VNIC" link --name "$NAME" --new-ns-a "$NA" --new-ns-b "$NB" --quiet "$@" \
-		>"$WORK/link.out" 2>&1 &
-	LINK_PID=$!
-	wait_link_up "$LINK_PID" "$WORK/link.out"
-}
-
-
-# The counter $1 of the link (vnic stats), compared with $2 $3 (-gt 0, -eq 0).
-counter() {
-	local v
-	v=$("$VNIC" stats --all "$NAME" | awk -v k="$1" '$1 == k { print $2 }')
-	echo "$1 = ${v:-absent}"
-	[ -n "$v" ] && [ "$v" "$2" "$3" ]
-}
+track_ns "$NA" "$NB"
 
 # vnic set of cable-tso: one error line, nothing changed.
 set_refused() {
@@ -87,25 +49,19 @@ make_blob 64
 for mode in in-process split; do
 	flags=(--cable-tso)
 	[ $mode = split ] && flags+=(--split --rx-entries 2048)
-	echo "--- $mode: start_link ${flags[*]}" >>"$LOG"
-	if ! start_link "${flags[@]}" >>"$LOG" 2>&1; then
-		fail "$mode: vnic link ${flags[*]} comes up (see $LOG)"
-		continue
-	fi
-	pass "$mode: vnic link ${flags[*]} comes up"
-	server "$NB" iperf3 -s -p 5201
-	wait_port "$NB" 5201
+	check "$mode: vnic link ${flags[*]} comes up" link_pair --quiet "${flags[@]}" || continue
+	iperf_server "$NB"
 	check "$mode: iperf3 TCP a -> b" iperf_tcp "$NA" 10.99.0.2
 	check "$mode: iperf3 TCP b -> a (-R)" iperf_tcp "$NA" 10.99.0.2 -R
 	check "$mode: iperf3 TCP a -> b over IPv6" iperf_tcp "$NA" fd00:99::2
 	stop_servers
 	check "$mode: 64 MiB a -> b, sha256 matches" transfer "$NA" "$NB" 10.99.0.2 5301
 	check "$mode: 64 MiB b -> a, sha256 matches" transfer "$NB" "$NA" 10.99.0.1 5302
-	check "$mode: superframes a -> b on the cable" counter cable.ab_tx_super -gt 0
-	check "$mode: superframes b -> a on the cable" counter cable.ba_tx_super -gt 0
-	check "$mode: handed up as large receives" counter drv_b.rx0_lro_packets -gt 0
-	check "$mode: none malformed (device)" counter dev_b.rx_drop_bad_super -eq 0
-	check "$mode: none malformed (driver)" counter drv_b.rx0_drop_lro_bad_meta -eq 0
+	check "$mode: superframes a -> b on the cable" ctr_is "$NAME" cable.ab_tx_super -gt 0
+	check "$mode: superframes b -> a on the cable" ctr_is "$NAME" cable.ba_tx_super -gt 0
+	check "$mode: handed up as large receives" ctr_is "$NAME" drv_b.rx0_lro_packets -gt 0
+	check "$mode: none malformed (device)" ctr_is "$NAME" dev_b.rx_drop_bad_super -eq 0
+	check "$mode: none malformed (driver)" ctr_is "$NAME" drv_b.rx0_drop_lro_bad_meta -eq 0
 	[ $mode = in-process ] && check "$mode: vnic set cable-tso refused" set_refused
 	check "$mode: stops cleanly" stop_link_reported
 done

@@ -39,49 +39,27 @@ VNIC=${1:?usage: test_multihost.sh PATH/TO/vnic}
 . "$(dirname "$0")/lib.sh"
 
 require root tun ip ping iperf3 python3
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-WORK=$(mktemp -d /tmp/vnic-multihost.XXXXXX)
-LOG=$WORK/log
-
+netns_setup multihost
 H1=vmh-h1-$$
 H2=vmh-h2-$$
 A1=vmh-a1-$$
 A2=vmh-a2-$$
 PIDS=()
-
-cleanup() {
-	local p
-	stop_servers
-	for p in "${PIDS[@]}"; do
-		kill -INT "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	for n in "$H1" "$H2" "$A1" "$A2"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
-}
-trap cleanup EXIT
+track_ns "$A1" "$A2"
 
 # Two hosts joined by a veth underlay.
 hosts() {
-	ip netns add "$H1" && ip netns add "$H2" &&
-		ip -n "$H1" link add u1 type veth peer name u2 netns "$H2" &&
+	ns_add "$H1" "$H2" && veth "$H1" u1 "$H2" u2 &&
 		ip -n "$H1" addr add 192.168.213.1/24 dev u1 &&
-		ip -n "$H2" addr add 192.168.213.2/24 dev u2 &&
-		ip -n "$H1" link set u1 up && ip -n "$H2" link set u2 up &&
-		ip -n "$H1" link set lo up && ip -n "$H2" link set lo up
+		ip -n "$H2" addr add 192.168.213.2/24 dev u2
 }
 
 # tunnel KIND: vx0 of that kind in each host, pointing at the other.
 tunnel() {
 	local kind=$1 h ns here there dev
 	for h in 1 2; do
-		eval "ns=\$H$h"
+		ns=H$h
+		ns=${!ns}
 		here="192.168.213.$h"
 		there="192.168.213.$((3 - h))"
 		dev=u$h
@@ -98,35 +76,32 @@ tunnel() {
 	done
 }
 
+untunnel() {
+	ip -n "$H1" link del vx0 2>/dev/null
+	ip -n "$H2" link del vx0 2>/dev/null
+}
+
 # The two vNICs, each backed by its host's vx0, with FLAGS; waits until both are up.
 start_vnics() { # [FLAGS...]
-	local h out
+	local h hns app rc
 	PIDS=()
 	for h in 1 2; do
-		eval "hns=\$H$h app=\$A$h"
-		out=$WORK/vnic$h.out
-		"$VNIC" link --backing vx0 --backing-ns "$hns" "$@" --new-ns-a "$app" \
-			--addr-a "10.61.0.$h/24" --addr6-a "fd00:61::$h/64" \
-			--name "vmh-$h-$$" --quiet >"$out" 2>&1 &
-		PIDS+=($!)
-	done
-	for h in 1 2; do
-		out=$WORK/vnic$h.out
-		for i in $(seq 200); do
-			grep -q "vnic link: up" "$out" && break
-			kill -0 "${PIDS[$((h - 1))]}" 2>/dev/null || break
-			sleep 0.05
-		done
-		grep -q "vnic link: up" "$out" || { cat "$out"; return 1; }
-		cat "$out"
+		hns=H$h
+		app=A$h
+		link_start "$WORK/vnic$h.out" - --backing vx0 --backing-ns "${!hns}" "$@" \
+			--new-ns-a "${!app}" --addr-a "10.61.0.$h/24" --addr6-a "fd00:61::$h/64" \
+			--name "vmh-$h-$$" --quiet
+		rc=$?
+		PIDS+=("$LINK_PID")
+		[ $rc -eq 0 ] || return 1
+		cat "$WORK/vnic$h.out"
 	done
 }
 
 stop_vnics() {
 	local p rc=0
 	for p in "${PIDS[@]}"; do
-		kill -INT "$p"
-		wait "$p" || rc=1
+		link_stop "$p" >/dev/null || rc=1
 	done
 	PIDS=()
 	cat "$WORK"/vnic1.out "$WORK"/vnic2.out
@@ -140,13 +115,8 @@ took_mtu() {
 		ip -n "$A2" -o link show vnic0 | grep -q " mtu 1450 "
 }
 
-pings() { # FROM TO-ADDR
-	ip netns exec "$1" ping -c 3 -i 0.2 -W 2 "$2" &&
-		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 -M do -s "$3" "$2"
-}
-
-wire_ctr() { # SIDE COUNTER: a wire counter of vNIC SIDE (1 or 2), from vnic stats
-	"$VNIC" stats "vmh-$1-$$" --all | awk -v c="wire.$2" '$1 == c { print $2 }'
+pings() { # FROM TO-ADDR SIZE
+	nsping "$1" "$2" && nsping "$1" "$2" -c 2 -M "do" -s "$3"
 }
 
 # Each wire handed superframes to its kernel and took superframes from it
@@ -154,17 +124,15 @@ wire_ctr() { # SIDE COUNTER: a wire counter of vNIC SIDE (1 or 2), from vnic sta
 # large receive (the default): the transfers above made both on both hosts,
 # since each side both sends data and receives it. None refused.
 superframes() {
-	local h c v
+	local h c
 	for h in 1 2; do
 		for c in tx_gso_frames rx_gso_whole; do
-			v=$(wire_ctr "$h" "$c")
-			echo "vnic $h: wire.$c ${v:-missing}"
-			[ "${v:-0}" -gt 0 ] || return 1
+			echo "vnic $h:"
+			ctr_is "vmh-$h-$$" "wire.$c" -gt 0 || return 1
 		done
 		for c in tx_drop_gso rx_drop_gso; do
-			v=$(wire_ctr "$h" "$c")
-			echo "vnic $h: wire.$c ${v:-missing}"
-			[ "${v:-1}" -eq 0 ] || return 1
+			echo "vnic $h:"
+			ctr_is "vmh-$h-$$" "wire.$c" -eq 0 || return 1
 		done
 	done
 }
@@ -178,16 +146,19 @@ no_size_drops() {
 
 run_kind() {
 	local kind=$1
-	check "$kind: both vNICs up on their hosts' tunnels" start_vnics || return
+	if ! check "$kind: both vNICs up on their hosts' tunnels" start_vnics; then
+		stop_vnics >/dev/null
+		untunnel
+		return
+	fi
 	check "$kind: the vNIC takes the tunnel's MTU 1450 and says so" took_mtu
 	check "$kind: ping 1 -> 2 over IPv4, 56 B and 1422 B don't-fragment" \
 		pings "$A1" 10.61.0.2 1422
 	check "$kind: ping 2 -> 1 over IPv4" pings "$A2" 10.61.0.1 1422
 	check "$kind: ping 1 -> 2 over IPv6, 56 B and 1402 B" pings "$A1" fd00:61::2 1402
 	check "$kind: ping 2 -> 1 over IPv6" pings "$A2" fd00:61::1 1402
-	server "$A2" iperf3 -s -p 5201
-	server "$A1" iperf3 -s -p 5201
-	wait_port "$A2" 5201 && wait_port "$A1" 5201
+	iperf_server "$A2"
+	iperf_server "$A1"
 	check "$kind: iperf3 TCP 1 -> 2 over IPv4" iperf_tcp "$A1" 10.61.0.2
 	check "$kind: iperf3 TCP 2 -> 1 over IPv4" iperf_tcp "$A2" 10.61.0.1
 	check "$kind: iperf3 TCP 1 -> 2 over IPv6" iperf_tcp "$A1" fd00:61::2
@@ -199,40 +170,40 @@ run_kind() {
 	check "$kind: both vNICs stop cleanly at SIGINT" stop_vnics
 	check "$kind: no frame dropped for its size" no_size_drops
 	check "$kind: the application namespaces are removed" \
-		bash -c "! ip netns list | grep -qE '$A1|$A2'"
-	ip -n "$H1" link del vx0 2>/dev/null
-	ip -n "$H2" link del vx0 2>/dev/null
+		ns_gone "$A1" "$A2"
+	untunnel
 }
 
 ping_all() { # FROM TO-ADDR: 50 pings 20 ms apart, every one answered
-	ip netns exec "$1" ping -q -c 50 -i 0.02 -W 2 "$2" | tee -a "$LOG" | grep -q " 0% packet loss"
+	nsping "$1" "$2" -q -c 50 -i 0.02 | grep " 0% packet loss"
 }
 
 # Both vNICs' threads spun before sleeping (cpu_a.spin_ns, from vnic stats).
 spun() {
-	local h v
+	local h
 	for h in 1 2; do
-		v=$("$VNIC" stats "vmh-$h-$$" --all | awk '$1 == "cpu_a.spin_ns" { print $2 }')
-		echo "vnic $h: cpu_a.spin_ns ${v:-missing}"
-		[ "${v:-0}" -gt 0 ] || return 1
+		echo "vnic $h:"
+		ctr_is "vmh-$h-$$" cpu_a.spin_ns -gt 0 || return 1
 	done
 }
 
 run_spin() {
-	check "spin: both vNICs up with --busy-poll-us 50" start_vnics --busy-poll-us 50 || return
+	if ! check "spin: both vNICs up with --busy-poll-us 50" start_vnics --busy-poll-us 50; then
+		stop_vnics >/dev/null
+		untunnel
+		return
+	fi
 	check "spin: 50 pings 1 -> 2 over IPv4, all answered" ping_all "$A1" 10.61.0.2
 	check "spin: 50 pings 2 -> 1 over IPv6, all answered" ping_all "$A2" fd00:61::1
-	server "$A2" iperf3 -s -p 5201
-	server "$A1" iperf3 -s -p 5201
-	wait_port "$A2" 5201 && wait_port "$A1" 5201
+	iperf_server "$A2"
+	iperf_server "$A1"
 	check "spin: iperf3 TCP 1 -> 2 over IPv4" iperf_tcp "$A1" 10.61.0.2
 	check "spin: iperf3 TCP 2 -> 1 over IPv4" iperf_tcp "$A2" 10.61.0.1
 	stop_servers
 	check "spin: both vNICs' threads spun" spun
 	check "spin: both vNICs stop cleanly at SIGINT" stop_vnics
 	check "spin: no frame dropped for its size" no_size_drops
-	ip -n "$H1" link del vx0 2>/dev/null
-	ip -n "$H2" link del vx0 2>/dev/null
+	untunnel
 }
 
 make_blob 256
@@ -246,8 +217,7 @@ if tunnel geneve >>"$LOG" 2>&1; then
 	run_kind geneve
 else
 	echo "SKIP: geneve: this kernel makes no Geneve device (modprobe geneve; CONFIG_GENEVE)"
-	ip -n "$H1" link del vx0 2>/dev/null
-	ip -n "$H2" link del vx0 2>/dev/null
+	untunnel
 fi
 if tunnel vxlan >>"$LOG" 2>&1; then
 	run_spin

@@ -32,27 +32,15 @@ QEMU=$(command -v qemu-system-x86_64)
 BUSYBOX=$(command -v busybox)
 ldd "$BUSYBOX" 2>&1 | grep -q "not a dynamic executable" ||
 	skip "$BUSYBOX is not statically linked (apt-get install busybox-static)"
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-
-WORK=$(mktemp -d /tmp/vnic-qemu.XXXXXX)
-LOG=$WORK/log
+netns_setup qemu
 NS=vqm-$$
 VNIC_PID=0
+track_ns "$NS"
 
-cleanup() {
-	stop_servers
-	if [ "$VNIC_PID" -gt 0 ]; then
-		kill -INT "$VNIC_PID" 2>/dev/null
-		wait "$VNIC_PID" 2>/dev/null
-	fi
-	ip netns del "$NS" 2>/dev/null
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
+# first PATH...: the first of what a glob gave, if it exists.
+first() {
+	[ -e "$1" ] && echo "$1"
 }
-trap cleanup EXIT
 
 # find_kernel: sets KERNEL and MODDIR (empty when nothing is loadable), or skips.
 find_kernel() {
@@ -70,7 +58,7 @@ find_kernel() {
 	fi
 	cache=${VNIC_VM_CACHE:-/var/cache/vnic-vm}
 	mkdir -p "$cache" || skip "cannot make $cache"
-	deb=$(ls "$cache"/linux-image-*-amd64_*.deb 2>/dev/null | head -n 1)
+	deb=$(first "$cache"/linux-image-*-amd64_*.deb)
 	if [ -z "$deb" ]; then
 		# linux-image-amd64 is a metapackage: the kernel is its dependency.
 		local pkg
@@ -79,14 +67,15 @@ find_kernel() {
 		echo "fetching Debian's $pkg into $cache (once)"
 		(cd "$cache" && apt-get download "$pkg" >>"$LOG" 2>&1) ||
 			skip "no kernel: apt-get download $pkg failed (see $LOG)"
-		deb=$(ls "$cache"/linux-image-*-amd64_*.deb | head -n 1)
+		deb=$(first "$cache"/linux-image-*-amd64_*.deb)
 	fi
 	if [ ! -d "$cache/root" ]; then
-		dpkg-deb -x "$deb" "$cache/root.tmp" && mv "$cache/root.tmp" "$cache/root" ||
+		if ! dpkg-deb -x "$deb" "$cache/root.tmp" || ! mv "$cache/root.tmp" "$cache/root"; then
 			skip "cannot unpack $deb"
+		fi
 	fi
-	KERNEL=$(ls "$cache"/root/boot/vmlinuz-* | head -n 1)
-	MODDIR=$(ls -d "$cache"/root/lib/modules/* | head -n 1)
+	KERNEL=$(first "$cache"/root/boot/vmlinuz-*)
+	MODDIR=$(first "$cache"/root/lib/modules/*)
 }
 
 # mod_order NAME...: the module files NAME needs, dependencies first, as
@@ -199,27 +188,17 @@ http.server.HTTPServer(("10.63.0.1", 8080), H).serve_forever()' "$WORK/blob" "$W
 
 # start_vnic SPEC: the vNIC with its TAP in namespace $NS; waits until it is up.
 start_vnic() {
-	local out=$WORK/vnic.out end
-	"$VNIC" link --wire "$1" --new-ns-a "$NS" --addr-a 10.63.0.1/24 \
-		--name "vqm-$$" --quiet >"$out" 2>&1 &
-	VNIC_PID=$!
-	# a hang guard, not a timing check
-	end=$((SECONDS + 30))
-	while ((SECONDS < end)); do
-		grep -q "vnic link: up" "$out" && return 0
-		kill -0 "$VNIC_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$out"
-	return 1
+	link_start "$WORK/vnic.out" - --wire "$1" --new-ns-a "$NS" --addr-a 10.63.0.1/24 \
+		--name "vqm-$$" --quiet
+	local rc=$?
+	VNIC_PID=$LINK_PID
+	return $rc
 }
 
 stop_vnic() {
-	local rc=0
-	kill -INT "$VNIC_PID"
-	wait "$VNIC_PID" || rc=1
+	link_stop "$VNIC_PID" INT "$WORK/vnic.out"
+	local rc=$?
 	VNIC_PID=0
-	cat "$WORK/vnic.out"
 	return $rc
 }
 
@@ -314,7 +293,7 @@ if [ "$VNIC_PID" -gt 0 ]; then
 	stop_servers
 	check "dgram: vnic link stops cleanly at SIGINT" stop_vnic
 fi
-check "the namespace is removed" bash -c "! ip netns list | grep -q '$NS'"
+check "the namespace is removed" ns_gone "$NS"
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]

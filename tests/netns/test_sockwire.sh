@@ -28,90 +28,39 @@ VNIC=${1:?usage: test_sockwire.sh PATH/TO/vnic}
 . "$(dirname "$0")/lib.sh"
 
 require root tun ip ping python3
-[ -x "$VNIC" ] || { echo "FAIL: $VNIC is not executable"; exit 1; }
-WORK=$(mktemp -d /tmp/vnic-sockwire.XXXXXX)
-LOG=$WORK/log
-
+netns_setup sockwire
 A1=vsw-a1-$$
 A2=vsw-a2-$$
 PIDS=(0 0)
-
-cleanup() {
-	local p
-	stop_servers
-	for p in "${PIDS[@]}"; do
-		[ "$p" -gt 0 ] || continue
-		kill -INT "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	for n in "$A1" "$A2"; do
-		ip netns del "$n" 2>/dev/null
-	done
-	if [ "$nfail" -eq 0 ]; then
-		rm -rf "$WORK"
-	else
-		echo "logs kept in $WORK"
-	fi
-}
-trap cleanup EXIT
+track_ns "$A1" "$A2"
 
 # start_vnic N SPEC: instance N (1, 2) in namespace A<N>; waits until it is up.
 start_vnic() {
-	local h=$1 spec=$2 out=$WORK/vnic$1.out app end
-	eval "app=\$A$h"
-	# emptied here, not by the background job's redirect: the loop below
-	# must not find the "up" of this instance's previous run
-	: >"$out"
-	"$VNIC" link --wire "$spec" --new-ns-a "$app" --addr-a "10.62.0.$h/24" \
-		--addr6-a "fd00:62::$h/64" --name "vsw-$h-$$" --quiet >"$out" 2>&1 &
-	PIDS[h - 1]=$!
-	# a hang guard, not a timing check: a loaded machine may take seconds
-	end=$((SECONDS + 30))
-	while ((SECONDS < end)); do
-		grep -q "vnic link: up" "$out" && break
-		kill -0 "${PIDS[h - 1]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$out"
-	grep -q "vnic link: up" "$out" && return 0
-	echo "instance $h not up at $SECONDS s; pid ${PIDS[h - 1]}:" \
-		"$(kill -0 "${PIDS[h - 1]}" 2>/dev/null && echo running || echo gone)"
-	return 1
+	local h=$1 app=A$1 rc
+	link_start "$WORK/vnic$h.out" - --wire "$2" --new-ns-a "${!app}" --addr-a "10.62.0.$h/24" \
+		--addr6-a "fd00:62::$h/64" --name "vsw-$h-$$" --quiet
+	rc=$?
+	PIDS[h - 1]=$LINK_PID
+	cat "$WORK/vnic$h.out"
+	return $rc
 }
 
 stop_vnic() { # N
-	local p=${PIDS[$1 - 1]} rc=0
-	kill -INT "$p"
-	wait "$p" || rc=1
+	link_stop "${PIDS[$1 - 1]}" INT "$WORK/vnic$1.out"
 	PIDS[$1 - 1]=0
-	cat "$WORK/vnic$1.out"
-	return $rc
 }
 
 # Ping until the wire carries (a stream client connects in the background),
 # then the checks' own pings: IPv4 and IPv6, small and at the MTU.
 pings() { # FROM TO4 TO6
-	local i
-	for ((i = 0; i < 50; i++)); do
-		ip netns exec "$1" ping -c 1 -W 1 "$2" >/dev/null 2>&1 && break
-	done
-	ip netns exec "$1" ping -c 3 -i 0.2 -W 2 "$2" &&
-		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 -M "do" -s 1472 "$2" &&
-		ip netns exec "$1" ping -c 2 -i 0.2 -W 2 "$3"
+	wait_for 50 nsping "$1" "$2" -c 1 -W 1 >/dev/null 2>&1
+	nsping "$1" "$2" && nsping "$1" "$2" -c 2 -M "do" -s 1472 && nsping "$1" "$3" -c 2
 }
 
 # No frame dropped for its size, and no stream broke, on either wire (final reports).
 clean_wires() {
 	! grep -E "wire\.(rx_drop_too_long|rx_drop_runt|tx_drop_mtu|rx_drop_zero_len|rx_drop_bad_len|rx_drop_eof_mid_frame)" \
 		"$WORK"/vnic1.out "$WORK"/vnic2.out
-}
-
-# The counter $2 of instance $1 (vnic stats NAME), equal to $3.
-counter_is() {
-	local v
-	v=$("$VNIC" stats "vsw-$1-$$" 2>>"$LOG" | awk -v k="$2" '$1 == k { print $2 }')
-	echo "$2 = $v (want $3)"
-	[ "$v" = "$3" ]
 }
 
 # Both instances stop at SIGINT, each with its final report.
@@ -148,19 +97,18 @@ check "tcp: the connecting instance up" start_vnic 2 "stream:tcp:127.0.0.1:$P"
 if [ "${PIDS[0]}" -gt 0 ] && [ "${PIDS[1]}" -gt 0 ]; then
 	both_ways tcp
 	# The connecting one dies without a word; its namespace is left, as after any kill -9.
-	kill -KILL "${PIDS[1]}"
-	wait "${PIDS[1]}" 2>/dev/null
+	link_stop "${PIDS[1]}" KILL >/dev/null 2>&1
 	PIDS[1]=0
 	ip netns del "$A2"
 	check "tcp: the connecting instance started again" \
 		start_vnic 2 "stream:tcp:127.0.0.1:$P"
 	check "tcp: traffic resumes, ping 2 -> 1" pings "$A2" 10.62.0.1 fd00:62::1
 	check "tcp: traffic resumes, 32 MiB 1 -> 2" transfer "$A1" "$A2" 10.62.0.2 5303
-	check "tcp: the listener counted one reconnection" counter_is 1 wire.reconnects 1
+	check "tcp: the listener counted one reconnection" ctr_is "vsw-1-$$" wire.reconnects -eq 1
 	check "tcp: both stop cleanly at SIGINT" stop_both
 	check "tcp: no frame dropped for its size, no stream broken" clean_wires
 fi
-check "the namespaces are removed" bash -c "! ip netns list | grep -qE '$A1|$A2'"
+check "the namespaces are removed" ns_gone "$A1" "$A2"
 
 echo "$npass passed, $nfail failed"
 [ "$nfail" -eq 0 ]
