@@ -113,7 +113,8 @@ trap cleanup EXIT
 
 # hosts, underlay, VXLAN (10.63.0.h on vx0), and a routed application namespace behind each
 for h in 1 2; do
-	eval "hn=\$H$h rn=\$R$h"
+	hn=H$h rn=R$h
+	hn=${!hn} rn=${!rn}
 	ip netns add "$hn"
 	ip netns add "$rn"
 	ip -n "$hn" link set lo up
@@ -121,7 +122,8 @@ for h in 1 2; do
 done
 ip -n "$H1" link add u1 mtu "$umtu" type veth peer name u2 mtu "$umtu" netns "$H2"
 for h in 1 2; do
-	eval "hn=\$H$h rn=\$R$h"
+	hn=H$h rn=R$h
+	hn=${!hn} rn=${!rn}
 	o=$((3 - h))
 	ip -n "$hn" addr add "192.168.214.$h/24" dev "u$h"
 	ip -n "$hn" link set "u$h" up
@@ -145,7 +147,8 @@ start_vnics() { # flags...
 	local h i flags="$*"
 	PIDS=()
 	for h in 1 2; do
-		eval "hn=\$H$h an=\$A$h"
+		hn=H$h an=A$h
+		hn=${!hn} an=${!an}
 		# shellcheck disable=SC2086
 		"$vnic" link --backing vx0 --backing-ns "$hn" ${flags//%c/$((h - 1))} \
 			--new-ns-a "$an" --addr-a "10.61.0.$h/24" --addr6-a none --name "vmb$h-$$" \

@@ -35,13 +35,13 @@ out=${out:-$(mktemp -d /tmp/vnic-soak.XXXXXX)}
 mkdir -p "$out"
 tag=soak-$$
 faults="reset-every=5s,err-ind-every=7s,hcall-busy=0.0005,hcall-dropped=0.0002,crq-loss=0.02,link-flap-every=11s,seed=7"
-cable="--loss 0.002 --reorder 0.002"
+cable=(--loss 0.002 --reorder 0.002)
 
 echo "soak.sh: ${secs} s, samples every ${sample} s, into $out" >&2
-"$vnic" bench stream --flows 2 --duration "$secs" --fault "$faults" $cable --quiet \
+"$vnic" bench stream --flows 2 --duration "$secs" --fault "$faults" "${cable[@]}" --quiet \
 	--name "$tag-stream" --json >"$out/stream.json" 2>"$out/stream.err" &
 spid=$!
-"$vnic" bench rr --sessions 32 --duration "$secs" --fault "$faults" $cable --quiet \
+"$vnic" bench rr --sessions 32 --duration "$secs" --fault "$faults" "${cable[@]}" --quiet \
 	--name "$tag-rr" --json >"$out/rr.json" 2>"$out/rr.err" &
 rpid=$!
 trap 'kill $spid $rpid 2>/dev/null || true' EXIT
@@ -64,7 +64,9 @@ i=0
 while kill -0 "$spid" 2>/dev/null && kill -0 "$rpid" 2>/dev/null; do
 	sleep "$sample"
 	# a sample of a process that just ended would read as no memory at all
-	kill -0 "$spid" 2>/dev/null && kill -0 "$rpid" 2>/dev/null || break
+	if ! kill -0 "$spid" 2>/dev/null || ! kill -0 "$rpid" 2>/dev/null; then
+		break
+	fi
 	t=$(($(date +%s) - start))
 	echo "$t,$(rss $spid),$(rss $rpid),$(ctr $tag-stream drv_a.tx0_used),$(ctr $tag-rr drv_a.tx0_used),$(ctr $tag-stream drv_a.resets),$(ctr $tag-rr drv_a.resets)" >>"$out/samples.csv"
 	for name in "$tag-stream" "$tag-rr"; do
