@@ -816,7 +816,7 @@ struct vnic_bench_floor {
 
 enum { VNIC_FLOOR_TRIES = 4 };
 
-/* vnic_bench_rounds, the cases in the same order, each run on the floor. */
+/* vnic_bench_rounds, each round starting one case further on, each run on the floor. */
 int vnic_bench_rounds_floor(const struct vnic_bench_rounds *rr, struct vnic_bench_floor *floor);
 
 struct vnic_cmp_verdict {

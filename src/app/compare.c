@@ -74,6 +74,7 @@ struct cmp_round {
 	double work_ns;		/* work CPU per transaction, or per GB */
 	double p50_us, p999_us;
 	uint64_t path[CMP_MAX_PATH];
+	unsigned int seq;	/* its place among every kept run, in the order they ran */
 };
 
 struct cmp_case {
@@ -95,6 +96,7 @@ struct cmp {
 	struct vnic_machine machine;
 	int interrupted;
 	unsigned int again;	/* runs that carried nothing and ran again (vnic_bench_floor) */
+	unsigned int kept;	/* runs kept so far */
 };
 
 /* --- statistics -------------------------------------------------------------------- */
@@ -226,6 +228,7 @@ static int round_done(void *ctx, unsigned int i, unsigned int round, struct vnic
 	rd->p999_us = (double)s.lat_p999_ns / 1e3;
 	for (unsigned int k = 0; c->path && k < CMP_MAX_PATH && c->path->counters[k]; k++)
 		rd->path[k] = path_counter(&r->topo, c->path->counters[k]);
+	rd->seq = c->kept++;
 	c->cases[i].nrounds = round + 1;
 	return 0;
 }
@@ -277,8 +280,15 @@ int vnic_bench_rounds_floor(const struct vnic_bench_rounds *rr, struct vnic_benc
 	struct floor_run f = { .rr = rr, .floor = floor };
 
 	for (f.round = 0; f.round < rr->rounds; f.round++) {
-		for (f.i = 0; f.i < rr->ncases; f.i++) {
-			struct vnic_bench_opts o = rr->cases[f.i];
+		for (unsigned int turn = 0; turn < rr->ncases; turn++) {
+			struct vnic_bench_opts o;
+			/*
+			 * Each round starts one case further on: a case always last
+			 * would always follow the same neighbour's topology teardown
+			 * and cache state, a bias no number of rounds averages out.
+			 */
+			f.i = (turn + f.round) % rr->ncases;
+			o = rr->cases[f.i];
 			const struct vnic_bench_rounds one = {
 				.cases = &o, .ncases = 1, .rounds = 1, .done = floor_done, .ctx = &f,
 			};
@@ -458,6 +468,7 @@ static void json_case(struct vnic_json *j, const struct cmp *c, unsigned int i)
 		const struct cmp_round *rd = &k->rounds[r];
 
 		vnic_json_object(j, NULL);
+		vnic_json_u64(j, "seq", rd->seq);
 		vnic_json_double(j, "rate", rd->rate);
 		vnic_json_double(j, "work_cpu_ns", rd->work_ns);
 		if (c->base->wl == VNIC_WL_RR) {

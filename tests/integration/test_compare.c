@@ -165,6 +165,34 @@ static void test_compare_json(void **state)
 	free(text);
 }
 
+/*
+ * Each round starts one case further on: with two cases over two rounds the
+ * first case runs first, then last (seq 0 and 3), the second in between.
+ */
+static void test_rounds_rotate(void **state)
+{
+	const char *first, *second;
+	char *text;
+
+	(void)state;
+	assert_int_equal(bench_to_file("bench rr --sessions 1 --compare tx-submit=auto,indirect "
+				       "--repeat 2 --duration 0.1 --json --quiet"),
+			 0);
+	text = slurp();
+	first = strstr(text, "\"case\": \"tx-submit=auto\"");
+	second = strstr(text, "\"case\": \"tx-submit=indirect\"");
+	assert_non_null(first);
+	assert_non_null(second);
+	assert_true(first < second);
+	assert_non_null(strstr(first, "\"seq\": 0,"));
+	assert_non_null(strstr(first, "\"seq\": 3,"));
+	assert_true(strstr(first, "\"seq\": 0,") < second);
+	assert_true(strstr(first, "\"seq\": 3,") < second);
+	assert_non_null(strstr(second, "\"seq\": 1,"));
+	assert_non_null(strstr(second, "\"seq\": 2,"));
+	free(text);
+}
+
 /* --repeat alone: the one case, its rounds and spread, no verdict. */
 static void test_repeat_json(void **state)
 {
@@ -260,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_floor),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_compare_json),
+		cmocka_unit_test(test_rounds_rotate),
 		cmocka_unit_test(test_repeat_json),
 	};
 
