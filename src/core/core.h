@@ -137,11 +137,16 @@ struct vnic_cpu_stats {
 	uint64_t spin_hits;	/* of those, spins that found work before the end */
 	/*
 	 * Where the thread's time went, one clock read per loop turn: work_ns
-	 * in turns that ran pollers, idle_ns in turns that found none (spin
-	 * and sleep), both wall clock. spin_ns is the CPU the spins burned:
+	 * in turns that ran pollers, idle_ns in turns that found none (spin,
+	 * yields and sleep, the syscalls of going to sleep and waking up
+	 * included), both wall clock. spin_ns is the CPU the spins burned:
 	 * their clock steps, a step longer than VNIC_CPU_SPIN_GAP_NS counted
-	 * as time off the CPU (preempted), not as spin. A thread's CPU time
-	 * minus spin_ns is its work CPU, the figure a policy changes.
+	 * as time off the CPU (preempted), not as spin, and their yields that
+	 * ran nobody else (VNIC_CPU_SPIN_YIELD_ALONE_NS). Each bounds the
+	 * thread's work CPU from above: work_ns unless the thread lost its
+	 * CPU inside a work turn, its CPU time minus spin_ns unless its idle
+	 * turns burned CPU outside the spin (sleep and wake-up). A report
+	 * takes the smaller (vnic_cpu_work_cpu_ns).
 	 */
 	uint64_t work_ns;
 	uint64_t idle_ns;
@@ -149,6 +154,8 @@ struct vnic_cpu_stats {
 	uint64_t spin_limit_ns;	/* the adaptive spin now (busy_poll_ns when fixed) */
 	uint64_t spin_preempted; /* spins that lost the CPU: contention */
 	uint64_t spin_ceded;	/* idles that slept at once: their spin group was full */
+	uint64_t spin_yields;	/* sched_yields of the spins, handoffs included */
+	uint64_t spin_handoffs;	/* of those, to a cpu this one fed that had not run yet */
 	uint64_t fd_waits;	/* epoll_waits of a cpu with fds: sleeps and looks */
 };
 
@@ -193,6 +200,11 @@ struct vnic_cpu {
 	struct vnic_cpu_spin_src *spin_srcs;
 	bool src_polling;
 	struct vnic_cpu_spin_group *spin_group;	/* set before start; NULL: spins alone */
+	/*
+	 * Owner's thread only: the other cpu its pollers last scheduled, until
+	 * its next spin has looked whether that cpu took the work (idle_spin).
+	 */
+	struct vnic_cpu *handoff;
 };
 
 /*
@@ -233,6 +245,8 @@ enum {
 	VNIC_CPU_SPIN_GROW_START_NS = 2000,	/* the first adaptive spin after none */
 	VNIC_CPU_SPIN_GAP_NS = 20000,		/* a spin step this long was off the CPU */
 	VNIC_CPU_SPIN_YIELD_NS = 5000,		/* a spinning cpu yields this often */
+	VNIC_CPU_SPIN_YIELD_ALONE_NS = 3000,	/* a yield this short ran nobody else */
+	VNIC_CPU_SPIN_HANDOFF_NS = 1000,	/* into a spin: has the cpu it fed run? */
 	VNIC_CPU_SPIN_CLEAN_SPINS = 8,		/* spins kept in a row that halve the rest */
 };
 /*
@@ -296,11 +310,18 @@ uint64_t vnic_cpu_spin_next(uint64_t cur, uint64_t max, uint64_t slept_ns);
  * below the minimum). Any other spin leaves it as it is.
  */
 uint64_t vnic_cpu_backoff_next(uint64_t cur, bool lost);
+/*
+ * Work CPU of a cpu thread over an interval, pure: the smaller of its two
+ * upper bounds (struct vnic_cpu_stats), the wall clock of its work turns
+ * (work_ns) and its CPU time less its spin (thread_cpu_ns - spin_ns, 0 if
+ * the spin's clock steps came to more).
+ */
+uint64_t vnic_cpu_work_cpu_ns(uint64_t work_ns, uint64_t thread_cpu_ns, uint64_t spin_ns);
 struct vnic_counter;
 /*
  * The cpu's counters (loops, sleeps, wakeups, busy_polls, spin_hits,
  * work_ns, idle_ns, spin_ns, spin_limit_ns, spin_preempted, spin_ceded,
- * fd_waits) in the shape of the layers' counter functions: fills up to
+ * spin_yields, spin_handoffs, fd_waits) in the shape of the layers' counter functions: fills up to
  * max, returns how many there are. Any thread.
  */
 unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *out,

@@ -156,6 +156,9 @@ static uint64_t fds_take_now(struct vnic_cpu *cpu)
 	return mask | fds_wait(cpu, 0);
 }
 
+/* The cpu whose pollers this thread runs now: its own thread, or a manual step. */
+static __thread struct vnic_cpu *running;
+
 /*
  * Claims the cpu's current sleep, if it has announced one, and wakes it.
  * The exchange makes the claim exclusive: however many threads race here,
@@ -235,6 +238,8 @@ unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *
 		{ "spin_limit_ns", vnic_ctr_read(&st->spin_limit_ns) },
 		{ "spin_preempted", vnic_ctr_read(&st->spin_preempted) },
 		{ "spin_ceded", vnic_ctr_read(&st->spin_ceded) },
+		{ "spin_yields", vnic_ctr_read(&st->spin_yields) },
+		{ "spin_handoffs", vnic_ctr_read(&st->spin_handoffs) },
 		{ "fd_waits", vnic_ctr_read(&st->fd_waits) },
 	};
 	unsigned int n = sizeof(c) / sizeof(c[0]);
@@ -431,6 +436,9 @@ void vnic_poller_schedule(struct vnic_poller *p)
 {
 	struct vnic_cpu *cpu = p->cpu;
 
+	/* the feeder's own field, a plain store: whom its next spin hands over to */
+	if (running && running != cpu)
+		running->handoff = cpu;
 	if (atomic_fetch_or_explicit(&cpu->pending, p->bit, memory_order_seq_cst))
 		return;
 	wake_cpu(cpu);
@@ -634,20 +642,61 @@ static void spin_uncontended(struct vnic_cpu *cpu)
 }
 
 /*
+ * One yield of a spin, timed: the CPU it took counts as spin (idle) when it
+ * came back at once, having run nobody else (a lone sched_yield is a
+ * syscall of 0.3-2 us on a VM: uncounted, a spin that yields every 5 us
+ * put a fifth of its CPU into the work figure). A yield that ran another
+ * thread took at least two context switches and that thread's turn: our
+ * thread was off the CPU, and none of it is ours. One that kept us off
+ * longer than any spin step may, as a preempted step does, says the core
+ * is contended. Returns the clock after.
+ */
+static uint64_t spin_yield(struct vnic_cpu *cpu, uint64_t now, uint64_t *burned,
+			   bool *preempted)
+{
+	uint64_t after;
+
+	sched_yield();
+	after = vnic_now_ns();
+	vnic_ctr_inc(&cpu->stats.spin_yields);
+	if (after - now < VNIC_CPU_SPIN_YIELD_ALONE_NS)
+		*burned += after - now;
+	else if (after - now >= VNIC_CPU_SPIN_GAP_NS)
+		*preempted = true;
+	return after;
+}
+
+/*
+ * The cpu this thread fed last (cpu->handoff) has not taken its work yet:
+ * woken, it may be queued on this very core behind our spin. Looked at
+ * once per feeding, VNIC_CPU_SPIN_HANDOFF_NS into the spin, when a peer
+ * that spins on a core of its own has long taken it.
+ */
+static bool handoff_waits(struct vnic_cpu *cpu)
+{
+	struct vnic_cpu *h = cpu->handoff;
+
+	cpu->handoff = NULL;
+	return h && atomic_load_explicit(&h->pending, memory_order_relaxed);
+}
+
+/*
  * Busy polling: a wake-up costs 10-12 us on the 2-vCPU machines vnic is
  * measured on (docs/BENCHMARKS.md, "Reference figures"), so when work is
  * likely to come back soon it is cheaper to spin a little first. Returns
  * true if work (or a stop, or a due timer) showed up.
  *
- * Every VNIC_CPU_SPIN_YIELD_NS the spin also yields the CPU: a thread it
- * woke (the peer side, whose reply this spin waits for) may have been
- * queued on this very core, and without a yield it would wait for our
- * spin to end, then reply to a cpu that had gone to sleep: two spins and
- * two wake-ups for one exchange, a state that sustains itself.
+ * The spin hands its core over to a cpu it fed that has not run since
+ * (handoff_waits): the scheduler often queues a woken thread on its
+ * waker's core, and without a yield it would wait for our spin to end,
+ * then reply to a cpu that had gone to sleep: two spins and two wake-ups
+ * for one exchange, a state that sustains itself. Every
+ * VNIC_CPU_SPIN_YIELD_NS it also yields to whoever else waits for this
+ * core (another process's thread: a program in a namespace).
  */
 static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 {
-	uint64_t now, end, next_tick, next_yield, prev, burned = 0;
+	uint64_t now, end, next_tick, next_yield, handoff_at, prev, burned = 0;
 	bool found = false, preempted = false;
 
 	if (!cpu->spin_cur_ns)
@@ -663,6 +712,7 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 	end = now + cpu->spin_cur_ns;
 	next_tick = now + VNIC_CPU_FD_SPIN_POLL_NS;
 	next_yield = now + VNIC_CPU_SPIN_YIELD_NS;
+	handoff_at = now + VNIC_CPU_SPIN_HANDOFF_NS;
 	for (;;) {
 		if (atomic_load_explicit(&cpu->pending, memory_order_relaxed) ||
 		    atomic_load_explicit(&cpu->stop, memory_order_relaxed)) {
@@ -698,9 +748,13 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 			}
 			next_tick = now + VNIC_CPU_FD_SPIN_POLL_NS;
 		}
+		if (cpu->handoff && (int64_t)(now - handoff_at) >= 0 && handoff_waits(cpu)) {
+			vnic_ctr_inc(&cpu->stats.spin_handoffs);
+			now = spin_yield(cpu, now, &burned, &preempted);
+			next_yield = now + VNIC_CPU_SPIN_YIELD_NS;
+		}
 		if ((int64_t)(now - next_yield) >= 0) {
-			sched_yield();
-			now = vnic_now_ns();
+			now = spin_yield(cpu, now, &burned, &preempted);
 			next_yield = now + VNIC_CPU_SPIN_YIELD_NS;
 		}
 		if ((int64_t)(now - end) >= 0)
@@ -717,6 +771,13 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 	else
 		spin_uncontended(cpu);
 	return found;
+}
+
+uint64_t vnic_cpu_work_cpu_ns(uint64_t work_ns, uint64_t thread_cpu_ns, uint64_t spin_ns)
+{
+	uint64_t busy = thread_cpu_ns > spin_ns ? thread_cpu_ns - spin_ns : 0;
+
+	return work_ns < busy ? work_ns : busy;
 }
 
 uint64_t vnic_cpu_spin_next(uint64_t cur, uint64_t max, uint64_t slept_ns)
@@ -846,9 +907,6 @@ static void idle_sleep(struct vnic_cpu *cpu, uint64_t next_timer)
 	if (!next_timer || (int64_t)(vnic_now_ns() - next_timer) < 0)
 		spin_adapt(cpu, vnic_now_ns() - t0);
 }
-
-/* The cpu whose pollers this thread runs now: its own thread, or a manual step. */
-static __thread struct vnic_cpu *running;
 
 struct vnic_cpu *vnic_cpu_self(void)
 {

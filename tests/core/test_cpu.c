@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -102,26 +103,58 @@ static int count_poll(struct vnic_poller *p, int budget)
 	return 0;
 }
 
-/* An idle cpu did no work: every turn went to idle, whatever it spun. */
+static uint64_t thread_cpu_ns(const struct vnic_cpu *cpu)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	assert_int_equal(pthread_getcpuclockid(*(pthread_t *)cpu->thread, &clk), 0);
+	assert_int_equal(clock_gettime(clk, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * An idle cpu did no work: every turn went to idle, whatever it spun, and
+ * the work CPU a report gives (vnic_cpu_work_cpu_ns) is near zero although
+ * the thread burned CPU spinning, yielding and going to sleep.
+ */
 static void test_idle_cpu_reports_no_work(void **state)
 {
+	uint64_t cpu_ns, work_cpu;
+
 	(void)state;
-	assert_int_equal(vnic_cpu_init(&icpu, "idle", 200000), 0);
+	assert_int_equal(vnic_cpu_init(&icpu, "idle", 1000000), 0);
 	vnic_cpu_set_spin(&icpu, VNIC_CPU_SPIN_FIXED);
 	assert_int_equal(vnic_cpu_add(&icpu, &ipoll, "never", count_poll), 0);
 	assert_int_equal(vnic_cpu_start(&icpu), 0);
 	vnic_test_nap_us(100000);
-	/* once scheduled, so that the loop turns at least once more */
-	vnic_poller_schedule(&ipoll);
-	assert_true(vnic_test_wait_count(&iruns, 1));
-	vnic_test_nap_us(20000);
+	/* scheduled now and then, so that it spins 1 ms, sleeps and wakes again */
+	for (uint64_t i = 1; i <= 5; i++) {
+		vnic_poller_schedule(&ipoll);
+		assert_true(vnic_test_wait_count(&iruns, i));
+		vnic_test_nap_us(5000);
+	}
+	cpu_ns = thread_cpu_ns(&icpu);
 	vnic_cpu_stop(&icpu);
-	/* the one run is work; the rest of 120 ms was idle */
-	assert_true(icpu.stats.busy_polls >= 1);
+	/* the five runs are work; the rest of 125 ms was idle */
+	assert_true(icpu.stats.busy_polls >= 5);
+	assert_true(icpu.stats.sleeps >= 1);
 	assert_true(icpu.stats.spin_ns > 0);
+	/* a 200 us spin yields every VNIC_CPU_SPIN_YIELD_NS; it fed nobody */
+	assert_true(icpu.stats.spin_yields > 0);
+	assert_int_equal(icpu.stats.spin_handoffs, 0);
 	assert_true(icpu.stats.idle_ns >= icpu.stats.spin_ns);
 	assert_true(icpu.stats.work_ns < icpu.stats.idle_ns / 100);
-	assert_true(icpu.stats.spin_limit_ns == 200000); /* fixed: never adapts */
+	assert_true(icpu.stats.spin_limit_ns == 1000000); /* fixed: never adapts */
+	/*
+	 * The thread's CPU was spin, yields and sleeps (1 ms or more, less on a
+	 * loaded machine, where the yields run others), not work; what a report
+	 * calls work is at most the five work turns, some microseconds each.
+	 * Thread CPU less spin_ns, the figure before, was 40-80 % of it.
+	 */
+	work_cpu = vnic_cpu_work_cpu_ns(icpu.stats.work_ns, cpu_ns, icpu.stats.spin_ns);
+	assert_true(work_cpu <= icpu.stats.work_ns);
+	assert_true(work_cpu < cpu_ns / 10);
 	vnic_cpu_fini(&icpu);
 
 	/* no poller ever runs: no turn at all is work */
@@ -134,6 +167,83 @@ static void test_idle_cpu_reports_no_work(void **state)
 	assert_int_equal(icpu.stats.work_ns, 0);
 	assert_int_equal(atomic_load(&iruns), 0);
 	vnic_cpu_fini(&icpu);
+}
+
+/* The work CPU of a thread: the smaller of its two upper bounds, never negative. */
+static void test_work_cpu_rule(void **state)
+{
+	static const struct {
+		uint64_t turns, cpu, spin, work;
+	} t[] = {
+		{ 300, 1000, 600, 300 },	/* sleeps' syscalls left in cpu - spin */
+		{ 500, 1000, 600, 400 },	/* a work turn preempted: cpu - spin */
+		{ 400, 1000, 600, 400 },	/* both bounds agree */
+		{ 0, 1000, 600, 0 },		/* no work turn: no work, whatever it burned */
+		{ 300, 500, 600, 0 },		/* spin steps over the kernel's clock */
+		{ 300, 600, 600, 0 },
+		{ 0, 0, 0, 0 },
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (vnic_cpu_work_cpu_ns(t[i].turns, t[i].cpu, t[i].spin) != t[i].work)
+			fail_msg("row %u: turns %llu, cpu %llu, spin %llu -> %llu, want %llu", i,
+				 (unsigned long long)t[i].turns, (unsigned long long)t[i].cpu,
+				 (unsigned long long)t[i].spin,
+				 (unsigned long long)vnic_cpu_work_cpu_ns(t[i].turns, t[i].cpu,
+									 t[i].spin),
+				 (unsigned long long)t[i].work);
+}
+
+/*
+ * Work turns hold the pollers' time: each run busy-waits FEED_RUN_NS, so
+ * work_ns is at least runs x that. The cpu it feeds is never started, so
+ * the work stays pending there, and each spin after a run hands over once
+ * (spin_handoffs counts the feedings exactly): a fed cpu that has not run
+ * may be queued on this core. A schedule from a thread that runs no cpu
+ * (the test) feeds nobody.
+ */
+enum { FEED_RUNS = 4, FEED_RUN_NS = 50000 };
+
+static struct vnic_cpu fcpu[2];
+static struct vnic_poller fpoll[2];
+static _Atomic uint64_t fruns;
+
+static int feed_poll(struct vnic_poller *p, int budget)
+{
+	(void)p;
+	(void)budget;
+	vnic_spin_ns(FEED_RUN_NS);
+	vnic_poller_schedule(&fpoll[1]);
+	atomic_fetch_add(&fruns, 1);
+	return 0;
+}
+
+static void test_spin_hands_over_to_the_fed(void **state)
+{
+	(void)state;
+	assert_int_equal(vnic_cpu_init(&fcpu[0], "feeder", 200000), 0);
+	assert_int_equal(vnic_cpu_init(&fcpu[1], "fed", 200000), 0);
+	vnic_cpu_set_spin(&fcpu[0], VNIC_CPU_SPIN_FIXED);
+	assert_int_equal(vnic_cpu_add(&fcpu[0], &fpoll[0], "feed", feed_poll), 0);
+	assert_int_equal(vnic_cpu_add(&fcpu[1], &fpoll[1], "fed", count_poll), 0);
+	assert_int_equal(vnic_cpu_start(&fcpu[0]), 0);
+	for (uint64_t i = 1; i <= FEED_RUNS; i++) {
+		vnic_poller_schedule(&fpoll[0]);
+		assert_true(vnic_test_wait_count(&fruns, i));
+		/* far longer than the spin: each spin runs its course */
+		vnic_test_nap_us(10000);
+	}
+	vnic_cpu_stop(&fcpu[0]);
+	assert_int_equal(fcpu[0].stats.spin_handoffs, FEED_RUNS);
+	assert_true(fcpu[0].stats.spin_yields >= FEED_RUNS);
+	assert_true(fcpu[0].stats.work_ns >= (uint64_t)FEED_RUNS * FEED_RUN_NS);
+	assert_true(fcpu[0].stats.idle_ns >= fcpu[0].stats.spin_ns);
+	assert_true(atomic_load(&fcpu[1].pending) != 0);
+	/* the test thread's schedules fed nobody */
+	assert_null(fcpu[1].handoff);
+	vnic_cpu_fini(&fcpu[0]);
+	vnic_cpu_fini(&fcpu[1]);
 }
 
 /* The adaptive rule, table-driven: grow by doubling within max, halve past it, 0 below the start. */
@@ -570,6 +680,8 @@ int main(void)
 		cmocka_unit_test(test_pingpong_sleeping),
 		cmocka_unit_test(test_pingpong_busy_poll),
 		cmocka_unit_test(test_idle_cpu_reports_no_work),
+		cmocka_unit_test(test_work_cpu_rule),
+		cmocka_unit_test(test_spin_hands_over_to_the_fed),
 		cmocka_unit_test(test_spin_rule),
 		cmocka_unit_test(test_backoff_rule),
 		cmocka_unit_test(test_spin_adapts),
