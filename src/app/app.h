@@ -149,11 +149,12 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 /* One counter by its prefixed name; 0 if absent. */
 uint64_t vnic_topo_counter(const struct vnic_topo *t, const char *name);
 /*
- * split: the CPU time of the server's cpu thread of each side so far, and
- * the part of it spent spinning. 0 or -errno (the server did not answer).
+ * split: the CPU time of the server's cpu thread of each side so far, the
+ * part of it spent spinning, and the wall clock of its work turns
+ * (cpu_X.work_ns). 0 or -errno (the server did not answer).
  */
 int vnic_topo_split_cpu(const struct vnic_topo *t, double cpu_s[VNIC_TOPO_SIDES],
-			double spin_s[VNIC_TOPO_SIDES]);
+			double spin_s[VNIC_TOPO_SIDES], double work_s[VNIC_TOPO_SIDES]);
 /* One direction's cable counters, wherever the cable is (split: asked of the server). 0. */
 int vnic_topo_cable_stats(const struct vnic_topo *t, unsigned int dir,
 			  struct vnic_cable_stats *cs);
@@ -726,6 +727,7 @@ struct vnic_bench_run {
 	double cpu_s;			/* the whole process during the traffic */
 	double thread_cpu_s[VNIC_TOPO_SIDES];	/* each side's cpu thread, likewise */
 	double spin_cpu_s[VNIC_TOPO_SIDES];	/* of which spent spinning without work */
+	double work_turn_s[VNIC_TOPO_SIDES];	/* wall clock of the turns that ran pollers */
 	struct vnic_machine machine;	/* the machine during the traffic */
 	bool pools_full;		/* every driver pool full after quiesce and close */
 	int close_err;			/* 0, or why the drivers did not close (-errno) */
@@ -747,10 +749,14 @@ struct vnic_bench_run {
 };
 
 /*
- * Work CPU: the cpu threads' CPU time less their idle spin, the figure a
- * policy changes (the spin only says how long a thread waited). Per
- * transaction and per GB of payload, in ns; 0 when there were none.
+ * Work CPU: the CPU the cpu threads spent in turns that did work, the
+ * figure a policy changes (how long a thread spun or slept only says how
+ * long it waited). Per side, the smaller of two upper bounds: the wall
+ * clock of its work turns, and its CPU time less its spin
+ * (vnic_cpu_work_cpu_ns). The sum of the sides; per transaction and per GB
+ * of payload, in ns; 0 when there were none.
  */
+double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int side);
 double vnic_bench_work_cpu_s(const struct vnic_bench_run *r);
 double vnic_bench_work_ns_per_txn(const struct vnic_bench_run *r);
 double vnic_bench_work_ns_per_gb(const struct vnic_bench_run *r);

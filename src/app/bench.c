@@ -381,18 +381,18 @@ static void print_text(const struct vnic_bench_run *r)
 		printf("  latency   p50 %.1f us  p99 %.1f us  p99.9 %.1f us\n", s.lat_p50_ns / 1e3,
 		       s.lat_p99_ns / 1e3, s.lat_p999_ns / 1e3);
 		printf("  work cpu  %.0f ns per transaction  (threads a %.3f s, b %.3f s, of which "
-		       "spin %.3f s, %.3f s)\n",
+		       "spin %.3f s, %.3f s; work turns %.3f s, %.3f s)\n",
 		       vnic_bench_work_ns_per_txn(r), r->thread_cpu_s[0], r->thread_cpu_s[1],
-		       r->spin_cpu_s[0], r->spin_cpu_s[1]);
+		       r->spin_cpu_s[0], r->spin_cpu_s[1], r->work_turn_s[0], r->work_turn_s[1]);
 		printf("  cpu       %.3f s, whole process  (%.2f us per transaction)\n", r->cpu_s,
 		       r->res.transactions ? r->cpu_s * 1e6 / r->res.transactions : 0);
 	} else {
 		printf("  rate      %12.3f Gbit/s of payload  (%" PRIu64 " bytes)\n", s.gbps,
 		       r->res.bytes);
 		printf("  work cpu  %.0f ns per GB  (threads a %.3f s, b %.3f s, of which spin "
-		       "%.3f s, %.3f s)\n",
+		       "%.3f s, %.3f s; work turns %.3f s, %.3f s)\n",
 		       vnic_bench_work_ns_per_gb(r), r->thread_cpu_s[0], r->thread_cpu_s[1],
-		       r->spin_cpu_s[0], r->spin_cpu_s[1]);
+		       r->spin_cpu_s[0], r->spin_cpu_s[1], r->work_turn_s[0], r->work_turn_s[1]);
 		printf("  cpu       %.3f s, whole process  (%.3f s per GB)\n", r->cpu_s,
 		       r->res.bytes ? r->cpu_s / (r->res.bytes / 1e9) : 0);
 	}
@@ -531,6 +531,10 @@ static void print_json(const struct vnic_bench_run *r)
 	vnic_json_array(&j, "spin_cpu_s");
 	vnic_json_double(&j, NULL, r->spin_cpu_s[0]);
 	vnic_json_double(&j, NULL, r->spin_cpu_s[1]);
+	vnic_json_array_close(&j);
+	vnic_json_array(&j, "work_turn_s");
+	vnic_json_double(&j, NULL, r->work_turn_s[0]);
+	vnic_json_double(&j, NULL, r->work_turn_s[1]);
 	vnic_json_array_close(&j);
 	vnic_json_double(&j, "work_cpu_s", vnic_bench_work_cpu_s(r));
 	vnic_json_double(&j, "work_cpu_ns_per_txn", vnic_bench_work_ns_per_txn(r));

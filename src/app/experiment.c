@@ -196,6 +196,7 @@ static int add_round(struct xp_case *c, struct vnic_bench_run *r)
 	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
 		c->thread_cpu_s[s] += r->thread_cpu_s[s];
 		c->spin_cpu_s[s] += r->spin_cpu_s[s];
+		c->work_cpu_s[s] += vnic_bench_side_work_cpu_s(r, s);
 	}
 	add_results(&c->res, &r->res);
 	if (r->rr && c->lat) {

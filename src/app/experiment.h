@@ -86,6 +86,7 @@ struct xp_case {
 	double cpu_s;			      /* the whole process (getrusage) */
 	double thread_cpu_s[VNIC_TOPO_SIDES]; /* each side's cpu thread */
 	double spin_cpu_s[VNIC_TOPO_SIDES];   /* of which idle spin */
+	double work_cpu_s[VNIC_TOPO_SIDES];   /* vnic_bench_side_work_cpu_s, summed */
 	/* each measuring round's own figures, for the verdicts (vnic_cmp_judge) */
 	struct xp_round {
 		double tps, gbps, tx_pps;
@@ -229,16 +230,13 @@ static inline double xp_gbps(const struct xp_case *c)
 	return xp_per_s(c, (double)c->res.bytes * 8 / 1e9);
 }
 
-/* Both threads' CPU less their idle spin: what the policies change. */
+/* Both threads' work CPU (vnic_bench_work_cpu_s): what the policies change. */
 static inline double xp_work_cpu_s(const struct xp_case *c)
 {
 	double w = 0;
 
-	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
-		double d = c->thread_cpu_s[s] - c->spin_cpu_s[s];
-
-		w += d > 0 ? d : 0;
-	}
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
+		w += c->work_cpu_s[s];
 	return w;
 }
 

@@ -408,35 +408,54 @@ static void thread_clocks(const struct vnic_topo *t, clockid_t *clk, bool *have)
 	}
 }
 
-static uint64_t spin_ns(const struct vnic_topo *t, unsigned int s)
+/* What the side's cpu thread says of its time so far: spin, work turns. */
+struct side_clock {
+	double cpu_s, spin_s, work_s;
+};
+
+static void side_clocks(const struct vnic_topo *t, const clockid_t *clk, const bool *have,
+			struct side_clock *c)
 {
-	return vnic_ctr_read(&t->cpu[s].stats.spin_ns);
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		const struct vnic_cpu_stats *st = &t->cpu[s].stats;
+
+		c[s].cpu_s = have[s] ? clock_s(clk[s]) : 0;
+		c[s].spin_s = (double)vnic_ctr_read(&st->spin_ns) / 1e9;
+		c[s].work_s = (double)vnic_ctr_read(&st->work_ns) / 1e9;
+	}
+}
+
+/* split: each side's work is its client thread's and its server thread's */
+static void split_clocks(const struct vnic_topo *t, struct side_clock *c)
+{
+	double cpu[VNIC_TOPO_SIDES], spin[VNIC_TOPO_SIDES], work[VNIC_TOPO_SIDES];
+
+	memset(c, 0, VNIC_TOPO_SIDES * sizeof(*c));
+	if (!t->cfg.split || vnic_topo_split_cpu(t, cpu, spin, work))
+		return;
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
+		c[s].cpu_s = cpu[s];
+		c[s].spin_s = spin[s];
+		c[s].work_s = work[s];
+	}
 }
 
 /* The traffic itself, with the CPU it took. */
 static void measure(struct vnic_bench_run *r)
 {
+	struct side_clock c0[VNIC_TOPO_SIDES], c1[VNIC_TOPO_SIDES];
+	struct side_clock srv0[VNIC_TOPO_SIDES], srv1[VNIC_TOPO_SIDES];
 	clockid_t clk[VNIC_TOPO_SIDES];
 	bool have[VNIC_TOPO_SIDES];
-	double cpu0, tcpu0[VNIC_TOPO_SIDES];
-	double srv_cpu0[VNIC_TOPO_SIDES], srv_spin0[VNIC_TOPO_SIDES];
-	double srv_cpu1[VNIC_TOPO_SIDES], srv_spin1[VNIC_TOPO_SIDES];
-	uint64_t spin0[VNIC_TOPO_SIDES];
 	struct vnic_machine_snap m0, m1;
+	double cpu0;
 	unsigned int s;
 
 	vnic_machine_snap(&m0);
 	thread_clocks(&r->topo, clk, have);
-	/* split: each side's work is its client thread's and its server thread's */
-	if (r->topo.cfg.split && vnic_topo_split_cpu(&r->topo, srv_cpu0, srv_spin0)) {
-		memset(srv_cpu0, 0, sizeof(srv_cpu0));
-		memset(srv_spin0, 0, sizeof(srv_spin0));
-	}
+	split_clocks(&r->topo, srv0);
 	cpu0 = process_cpu_s();
-	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
-		tcpu0[s] = have[s] ? clock_s(clk[s]) : 0;
-		spin0[s] = spin_ns(&r->topo, s);
-	}
+	side_clocks(&r->topo, clk, have, c0);
 	if (r->rr)
 		vnic_rr_start(r->rr);
 	else
@@ -444,30 +463,40 @@ static void measure(struct vnic_bench_run *r)
 	run_for(r);
 	results(r, &r->res);
 	r->cpu_s = process_cpu_s() - cpu0;
+	side_clocks(&r->topo, clk, have, c1);
+	split_clocks(&r->topo, srv1);
+	/* a server that answered once but not twice adds nothing */
+	if (!srv1[0].cpu_s && !srv1[1].cpu_s)
+		memset(srv0, 0, sizeof(srv0));
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
-		r->thread_cpu_s[s] = have[s] ? clock_s(clk[s]) - tcpu0[s] : 0;
-		r->spin_cpu_s[s] = (double)(spin_ns(&r->topo, s) - spin0[s]) / 1e9;
-	}
-	if (r->topo.cfg.split && !vnic_topo_split_cpu(&r->topo, srv_cpu1, srv_spin1)) {
-		for (s = 0; s < VNIC_TOPO_SIDES; s++) {
-			r->thread_cpu_s[s] += srv_cpu1[s] - srv_cpu0[s];
-			r->spin_cpu_s[s] += srv_spin1[s] - srv_spin0[s];
-		}
+		r->thread_cpu_s[s] = c1[s].cpu_s - c0[s].cpu_s + srv1[s].cpu_s - srv0[s].cpu_s;
+		r->spin_cpu_s[s] = c1[s].spin_s - c0[s].spin_s + srv1[s].spin_s - srv0[s].spin_s;
+		r->work_turn_s[s] = c1[s].work_s - c0[s].work_s + srv1[s].work_s - srv0[s].work_s;
 	}
 	vnic_machine_snap(&m1);
 	vnic_machine_report(&m0, &m1, &r->machine);
+}
+
+static uint64_t ns_of(double s)
+{
+	return s > 0 ? (uint64_t)(s * 1e9) : 0;
+}
+
+double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int side)
+{
+	if (side >= VNIC_TOPO_SIDES)
+		return 0;
+	return (double)vnic_cpu_work_cpu_ns(ns_of(r->work_turn_s[side]),
+					    ns_of(r->thread_cpu_s[side]),
+					    ns_of(r->spin_cpu_s[side])) / 1e9;
 }
 
 double vnic_bench_work_cpu_s(const struct vnic_bench_run *r)
 {
 	double w = 0;
 
-	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
-		double d = r->thread_cpu_s[s] - r->spin_cpu_s[s];
-
-		/* The spin's steps and the kernel's clock disagree by a little. */
-		w += d > 0 ? d : 0;
-	}
+	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
+		w += vnic_bench_side_work_cpu_s(r, s);
 	return w;
 }
 
