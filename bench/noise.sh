@@ -15,6 +15,8 @@
 # IQR/median, the median work CPU per transaction (or per GB) and its
 # IQR/median, the process CPU per transaction, the busy/idle ratio of the
 # rate medians, and for rr 1 session the p99.9/p50 of latency (medians).
+# Then the two upper bounds work CPU is the smaller of: the threads' CPU
+# less their spin, and the wall clock of their work turns (work_turn_s).
 #
 # Usage: bench/noise.sh [-n ROUNDS] [-d SECONDS] [-o OUTDIR] [-l "LAYOUT;LAYOUT"] VNIC [VNIC_BEFORE]
 #   VNIC          the binary to measure (build/src/app/vnic of a Release build)
@@ -108,6 +110,7 @@ def q(v, p):
     return v[lo] + (pos - lo) * (v[min(lo + 1, len(v) - 1)] - v[lo])
 
 rows = {}
+bounds = {}
 for r in csv.DictReader(open(sys.argv[1])):
     try:
         d = json.load(open(r["file"]))
@@ -121,6 +124,11 @@ for r in csv.DictReader(open(sys.argv[1])):
     proc = d["cpu_s"] * 1e9 / n if n else 0
     lat = d.get("latency_us", {})
     rows.setdefault(key, []).append((rate, work, proc, lat.get("p50", 0), lat.get("p999", 0)))
+    # the two upper bounds work CPU is the smaller of, per thread (older binaries: the first only)
+    if n:
+        less_spin = sum(max(0, c - s) for c, s in zip(d["thread_cpu_s"], d["spin_cpu_s"])) * 1e9 / n
+        turns = sum(d["work_turn_s"]) * 1e9 / n if "work_turn_s" in d else None
+        bounds.setdefault(key, []).append((less_spin, turns))
 
 def spread(v):
     m = q(v, 0.5)
@@ -159,4 +167,16 @@ for key in sorted(rows):
     wb = [x[1] for x in busy if x[1] is not None]
     wr = f"{q(wb, 0.5) / q(wi, 0.5):.2f}x" if wi and wb and q(wi, 0.5) else "n/a"
     print(f"| {key[0]} | {key[1]} | {key[2]} | {rb / ri:.2f}x | {wr} |" if ri else f"| {key[0]} | {key[1]} | {key[2]} | n/a | {wr} |")
+
+print()
+print("| binary | layout | workload | load | CPU less spin | IQR/median | work turns | IQR/median |")
+print("|---|---|---|---|---:|---:|---:|---:|")
+for key in sorted(bounds):
+    ls, lsp = spread([x[0] for x in bounds[key]])
+    turns = [x[1] for x in bounds[key] if x[1] is not None]
+    ttxt, tsp = ("n/a", "")
+    if turns:
+        t, ts = spread(turns)
+        ttxt, tsp = f"{t:,.0f} ns", f"{ts:.1f} %"
+    print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {ls:,.0f} ns | {lsp:.1f} % | {ttxt} | {tsp} |")
 EOF
