@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -139,8 +140,15 @@ static void *spsc_consumer(void *arg)
 			s->received++;
 			continue;
 		}
-		/* empty: arm, look once more (the napi_complete_done race), sleep */
+		/*
+		 * empty: arm, look once more (the napi_complete_done race), sleep.
+		 * The fence is NAPI's (napi.c) and the protocol's: without it the
+		 * arm can sit in this CPU's store buffer while the look reads the
+		 * ring empty, and the producer, publishing in between, finds the
+		 * interrupt still off: an entry waits with nobody to wake for it.
+		 */
 		vnic_hv_subcrq_irq_enable(s->q);
+		atomic_thread_fence(memory_order_seq_cst);
 		if (vnic_subcrq_pending(s->q)) {
 			vnic_hv_subcrq_irq_disable(s->q);
 			continue;
