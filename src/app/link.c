@@ -219,7 +219,10 @@ static void usage(FILE *f)
 	      "throughput: the cable option --cable-tso (below) carries TSO superpackets whole\n"
 	      "  between the two vNICs, as veth does: 0.62x the CPU per GB in vnic bench; on a\n"
 	      "  quiet machine 1.15x one stream's TCP throughput, inside the runs' spread\n"
-	      "  (docs/BENCHMARKS.md); off by default, since a NIC's wire carries MTU frames\n",
+	      "  (docs/BENCHMARKS.md); off by default, since a NIC's wire carries MTU frames\n"
+	      "round trips: --threads 1 --busy-poll-us 50 shortens a small-message ping-pong\n"
+	      "  (quiet, 2 vCPUs: 0.80x the default's, 0.84x vde_switch's) at the default's CPU;\n"
+	      "  the spin backs off when the endpoints need the cores (docs/LINK.md)\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 }
