@@ -776,10 +776,27 @@ void vnic_bench_cleanup(struct vnic_bench_run *r);
 void vnic_bench_interrupt(void);
 
 /*
+ * A floor under each run of vnic_bench_rounds: a run that carried fewer
+ * transactions (rr) or bytes (stream) than this measured next to nothing
+ * (under a sanitizer or on a loaded machine a short round can carry nothing
+ * at all), so it is not handed to done: the case runs again at once, twice
+ * as long, at most VNIC_FLOOR_TRIES runs in all, the last kept whatever it
+ * carried. A figure then always stands on the floor's worth of traffic, on
+ * any machine, and a workload that carries nothing still ends.
+ */
+struct vnic_bench_floor {
+	uint64_t transactions;
+	uint64_t bytes;
+	unsigned int again;		/* out: runs that fell short and ran again */
+};
+
+enum { VNIC_FLOOR_TRIES = 4 };
+
+/*
  * Cases side by side: every case runs once per round, in turn, round after
  * round, each on a fresh topology, so that a machine getting busier or
- * quieter moves every case alike. `vnic bench --repeat/--compare` and
- * `vnic experiment` both run this way.
+ * quieter moves every case alike; each round starts one case further on.
+ * `vnic bench --repeat/--compare` and `vnic experiment` both run this way.
  */
 struct vnic_bench_rounds {
 	struct vnic_bench_opts *cases;
@@ -793,6 +810,7 @@ struct vnic_bench_rounds {
 	 */
 	int (*done)(void *ctx, unsigned int i, unsigned int round, struct vnic_bench_run *r);
 	void *ctx;
+	struct vnic_bench_floor *floor;	/* NULL: every run is kept */
 };
 
 /* 0, the first error of a run or of done, or -EINTR (interrupted: what ran was reported). */
@@ -804,26 +822,6 @@ int vnic_bench_rounds(const struct vnic_bench_rounds *rr);
  * report (text or base->json) on stdout. 0 or -errno (message printed).
  */
 int vnic_bench_compare(const struct vnic_bench_opts *base, const char *spec, unsigned int rounds);
-
-/*
- * A floor under each run of vnic_bench_rounds (compare.c): a run that
- * carried fewer transactions (rr) or bytes (stream) than this measured next
- * to nothing (under a sanitizer or on a loaded machine a short round can
- * carry nothing at all), so it is not handed to done: the case runs again at
- * once, twice as long, at most VNIC_FLOOR_TRIES runs in all, the last kept
- * whatever it carried. A figure then always stands on the floor's worth of
- * traffic, on any machine, and a workload that carries nothing still ends.
- */
-struct vnic_bench_floor {
-	uint64_t transactions;
-	uint64_t bytes;
-	unsigned int again;		/* out: runs that fell short and ran again */
-};
-
-enum { VNIC_FLOOR_TRIES = 4 };
-
-/* vnic_bench_rounds, each round starting one case further on, each run on the floor. */
-int vnic_bench_rounds_floor(const struct vnic_bench_rounds *rr, struct vnic_bench_floor *floor);
 
 struct vnic_cmp_verdict {
 	double ratio;		/* median of other[i] / first[i] */

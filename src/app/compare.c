@@ -233,84 +233,6 @@ static int round_done(void *ctx, unsigned int i, unsigned int round, struct vnic
 	return 0;
 }
 
-/* --- rounds on a floor ------------------------------------------------------------- */
-
-/* One run of case i in round `round`, through vnic_bench_rounds, held to the floor. */
-struct floor_run {
-	const struct vnic_bench_rounds *rr;
-	struct vnic_bench_floor *floor;
-	unsigned int i, round;
-	bool last;		/* kept whatever it carried */
-	bool again;		/* it fell short: run it again */
-	uint64_t carried;
-};
-
-static int floor_done(void *ctx, unsigned int i, unsigned int round, struct vnic_bench_run *r)
-{
-	struct floor_run *f = ctx;
-	bool rr = r->o->wl == VNIC_WL_RR;
-
-	(void)i;
-	(void)round;
-	f->carried = rr ? r->res.transactions : r->res.bytes;
-	f->again = !f->last && f->carried < (rr ? f->floor->transactions : f->floor->bytes);
-	if (f->again)
-		return 0;
-	return f->rr->done(f->rr->ctx, f->i, f->round, r);
-}
-
-/* The progress line of a run: which case, which round, how long, and why again. */
-static void floor_progress(const struct floor_run *f, const struct vnic_bench_opts *o,
-			   unsigned int try)
-{
-	const struct vnic_bench_rounds *rr = f->rr;
-
-	if (!rr->progress)
-		return;
-	fprintf(stderr, "%s: %-24s round %u/%u, %.2g s", rr->progress,
-		rr->labels ? rr->labels[f->i] : "", f->round + 1, rr->rounds, o->duration_s);
-	if (try)
-		fprintf(stderr, " (again: the last carried %" PRIu64 " %s)", f->carried,
-			o->wl == VNIC_WL_RR ? "transactions" : "bytes");
-	fputc('\n', stderr);
-}
-
-int vnic_bench_rounds_floor(const struct vnic_bench_rounds *rr, struct vnic_bench_floor *floor)
-{
-	struct floor_run f = { .rr = rr, .floor = floor };
-
-	for (f.round = 0; f.round < rr->rounds; f.round++) {
-		for (unsigned int turn = 0; turn < rr->ncases; turn++) {
-			struct vnic_bench_opts o;
-			/*
-			 * Each round starts one case further on: a case always last
-			 * would always follow the same neighbour's topology teardown
-			 * and cache state, a bias no number of rounds averages out.
-			 */
-			f.i = (turn + f.round) % rr->ncases;
-			o = rr->cases[f.i];
-			const struct vnic_bench_rounds one = {
-				.cases = &o, .ncases = 1, .rounds = 1, .done = floor_done, .ctx = &f,
-			};
-			unsigned int try = 0;
-			int err;
-
-			do {
-				if (try) {
-					floor->again++;
-					o.duration_s *= 2;
-				}
-				f.last = try == VNIC_FLOOR_TRIES - 1;
-				floor_progress(&f, &o, try++);
-				err = vnic_bench_rounds(&one);
-				if (err)
-					return err;
-			} while (f.again);
-		}
-	}
-	return 0;
-}
-
 /* --- the report -------------------------------------------------------------------- */
 
 static const char *unit(const struct cmp *c)
@@ -616,9 +538,10 @@ int vnic_bench_compare(const struct vnic_bench_opts *base, const char *spec, uns
 		.progress = base->quiet ? NULL : "vnic bench",
 		.done = round_done,
 		.ctx = c,
+		.floor = &floor,
 	};
 	vnic_machine_snap(&c->m0);
-	err = vnic_bench_rounds_floor(&rr, &floor);
+	err = vnic_bench_rounds(&rr);
 	c->again = floor.again;
 	vnic_machine_snap(&m1);
 	vnic_machine_report(&c->m0, &m1, &c->machine);

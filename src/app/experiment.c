@@ -247,15 +247,6 @@ static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool tr
 	const char *labels[XP_MAX_CASES];
 	struct xp_rounds xr = { .x = x, .traced = traced };
 	char prefix[64];
-	struct vnic_bench_rounds rr = {
-		.cases = o,
-		.ncases = x->ncases,
-		.rounds = rounds,
-		.labels = labels,
-		.progress = x->opt->quiet ? NULL : prefix,
-		.done = round_done,
-		.ctx = &xr,
-	};
 	/*
 	 * --short: enough traffic that every counter the experiment reads has
 	 * moved, however slow the machine (a sanitizer, a loaded machine);
@@ -265,6 +256,16 @@ static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool tr
 	struct vnic_bench_floor floor = {
 		.transactions = x->opt->short_run ? XP_SHORT_MIN_TRANSACTIONS : 1,
 		.bytes = x->opt->short_run ? XP_SHORT_MIN_BYTES : 1,
+	};
+	struct vnic_bench_rounds rr = {
+		.cases = o,
+		.ncases = x->ncases,
+		.rounds = rounds,
+		.labels = labels,
+		.progress = x->opt->quiet ? NULL : prefix,
+		.done = round_done,
+		.ctx = &xr,
+		.floor = &floor,
 	};
 	int err;
 
@@ -281,7 +282,7 @@ static int run_rounds(struct xp *x, unsigned int rounds, double seconds, bool tr
 		o[i].sample_ms = x->sampled && !traced ? XP_SERIES_MS : 0;
 		labels[i] = x->cases[i].label;
 	}
-	err = vnic_bench_rounds_floor(&rr, &floor);
+	err = vnic_bench_rounds(&rr);
 	x->again += floor.again;
 	if (err)
 		fprintf(stderr, "vnic experiment %s: %s\n", x->e->name, strerror(-err));
