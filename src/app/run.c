@@ -425,19 +425,23 @@ static void side_clocks(const struct vnic_topo *t, const clockid_t *clk, const b
 	}
 }
 
-/* split: each side's work is its client thread's and its server thread's */
-static void split_clocks(const struct vnic_topo *t, struct side_clock *c)
+/*
+ * split: each side's work is its client thread's and its server thread's.
+ * false (c zeroed) when there is no server or it did not answer.
+ */
+static bool split_clocks(const struct vnic_topo *t, struct side_clock *c)
 {
 	double cpu[VNIC_TOPO_SIDES], spin[VNIC_TOPO_SIDES], work[VNIC_TOPO_SIDES];
 
 	memset(c, 0, VNIC_TOPO_SIDES * sizeof(*c));
 	if (!t->cfg.split || vnic_topo_split_cpu(t, cpu, spin, work))
-		return;
+		return false;
 	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
 		c[s].cpu_s = cpu[s];
 		c[s].spin_s = spin[s];
 		c[s].work_s = work[s];
 	}
+	return true;
 }
 
 /* The traffic itself, with the CPU it took. */
@@ -464,9 +468,8 @@ static void measure(struct vnic_bench_run *r)
 	results(r, &r->res);
 	r->cpu_s = process_cpu_s() - cpu0;
 	side_clocks(&r->topo, clk, have, c1);
-	split_clocks(&r->topo, srv1);
 	/* a server that answered once but not twice adds nothing */
-	if (!srv1[0].cpu_s && !srv1[1].cpu_s)
+	if (!split_clocks(&r->topo, srv1))
 		memset(srv0, 0, sizeof(srv0));
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
 		r->thread_cpu_s[s] = c1[s].cpu_s - c0[s].cpu_s + srv1[s].cpu_s - srv0[s].cpu_s;

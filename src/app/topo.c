@@ -525,29 +525,30 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 	return at;
 }
 
+/* The server's counter srv_cpu_SIDE.FIELD of all[0..n), ns, in seconds; 0 if absent. */
+static double srv_cpu_s(const struct vnic_counter *all, unsigned int n, unsigned int side,
+			const char *field)
+{
+	char name[VNIC_COUNTER_NAME_MAX];
+	const struct vnic_counter *e;
+
+	snprintf(name, sizeof(name), "srv_cpu_%s.%s", side_name[side], field);
+	e = vnic_counter_find(all, n, name);
+	return e ? (double)e->value / 1e9 : 0;
+}
+
 int vnic_topo_split_cpu(const struct vnic_topo *t, double cpu_s[VNIC_TOPO_SIDES],
 			double spin_s[VNIC_TOPO_SIDES], double work_s[VNIC_TOPO_SIDES])
 {
 	static _Thread_local struct vnic_counter all[4 * COUNTERS_PER_OBJECT];
-	char cpu_name[VNIC_COUNTER_NAME_MAX], spin_name[VNIC_COUNTER_NAME_MAX];
-	char work_name[VNIC_COUNTER_NAME_MAX];
 	int n = vnic_split_counters((struct vnic_split *)&t->split, all, 4 * COUNTERS_PER_OBJECT);
 
 	if (n < 0)
 		return n;
 	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++) {
-		snprintf(cpu_name, sizeof(cpu_name), "srv_cpu_%s.thread_cpu_ns", side_name[s]);
-		snprintf(spin_name, sizeof(spin_name), "srv_cpu_%s.spin_ns", side_name[s]);
-		snprintf(work_name, sizeof(work_name), "srv_cpu_%s.work_ns", side_name[s]);
-		cpu_s[s] = spin_s[s] = work_s[s] = 0;
-		for (int i = 0; i < n; i++) {
-			if (!strcmp(all[i].name, cpu_name))
-				cpu_s[s] = (double)all[i].value / 1e9;
-			else if (!strcmp(all[i].name, spin_name))
-				spin_s[s] = (double)all[i].value / 1e9;
-			else if (!strcmp(all[i].name, work_name))
-				work_s[s] = (double)all[i].value / 1e9;
-		}
+		cpu_s[s] = srv_cpu_s(all, (unsigned int)n, s, "thread_cpu_ns");
+		spin_s[s] = srv_cpu_s(all, (unsigned int)n, s, "spin_ns");
+		work_s[s] = srv_cpu_s(all, (unsigned int)n, s, "work_ns");
 	}
 	return 0;
 }
