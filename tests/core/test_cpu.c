@@ -169,30 +169,42 @@ static void test_idle_cpu_reports_no_work(void **state)
 	vnic_cpu_fini(&icpu);
 }
 
+/* A rule of three values, table-driven: each row's inputs and the answer wanted. */
+struct rule_row {
+	uint64_t in[3], want;
+};
+
+static void check_rule(const char *what, uint64_t (*rule)(uint64_t, uint64_t, uint64_t),
+		       const struct rule_row *t, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t got = rule(t[i].in[0], t[i].in[1], t[i].in[2]);
+
+		if (got != t[i].want)
+			fail_msg("%s, row %u: %llu, %llu, %llu -> %llu, want %llu", what, i,
+				 (unsigned long long)t[i].in[0], (unsigned long long)t[i].in[1],
+				 (unsigned long long)t[i].in[2], (unsigned long long)got,
+				 (unsigned long long)t[i].want);
+	}
+}
+
 /* The work CPU of a thread: the smaller of its two upper bounds, never negative. */
 static void test_work_cpu_rule(void **state)
 {
-	static const struct {
-		uint64_t turns, cpu, spin, work;
-	} t[] = {
-		{ 300, 1000, 600, 300 },	/* sleeps' syscalls left in cpu - spin */
-		{ 500, 1000, 600, 400 },	/* a work turn preempted: cpu - spin */
-		{ 400, 1000, 600, 400 },	/* both bounds agree */
-		{ 0, 1000, 600, 0 },		/* no work turn: no work, whatever it burned */
-		{ 300, 500, 600, 0 },		/* spin steps over the kernel's clock */
-		{ 300, 600, 600, 0 },
-		{ 0, 0, 0, 0 },
+	/* work turns, thread cpu, spin -> work cpu */
+	static const struct rule_row t[] = {
+		{ { 300, 1000, 600 }, 300 },	/* sleeps' syscalls left in cpu - spin */
+		{ { 500, 1000, 600 }, 400 },	/* a work turn preempted: cpu - spin */
+		{ { 400, 1000, 600 }, 400 },	/* both bounds agree */
+		{ { 0, 1000, 600 }, 0 },		/* no work turn: no work, whatever it burned */
+		{ { 300, 500, 600 }, 0 },		/* spin steps over the kernel's clock */
+		{ { 300, 600, 600 }, 0 },
+		{ { 0, 0, 0 }, 0 },
 	};
 
 	(void)state;
-	for (unsigned int i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (vnic_cpu_work_cpu_ns(t[i].turns, t[i].cpu, t[i].spin) != t[i].work)
-			fail_msg("row %u: turns %llu, cpu %llu, spin %llu -> %llu, want %llu", i,
-				 (unsigned long long)t[i].turns, (unsigned long long)t[i].cpu,
-				 (unsigned long long)t[i].spin,
-				 (unsigned long long)vnic_cpu_work_cpu_ns(t[i].turns, t[i].cpu,
-									 t[i].spin),
-				 (unsigned long long)t[i].work);
+	check_rule("work cpu (turns, cpu, spin)", vnic_cpu_work_cpu_ns, t,
+		   sizeof(t) / sizeof(t[0]));
 }
 
 /*
@@ -249,29 +261,21 @@ static void test_spin_hands_over_to_the_fed(void **state)
 /* The adaptive rule, table-driven: grow by doubling within max, halve past it, 0 below the start. */
 static void test_spin_rule(void **state)
 {
-	static const struct {
-		uint64_t cur, max, slept, next;
-	} t[] = {
-		{ 0, 50000, 10000, 2000 },	/* short sleep from nothing: the start */
-		{ 2000, 50000, 10000, 4000 },	/* doubles */
-		{ 32000, 50000, 49999, 50000 },	/* capped at max */
-		{ 50000, 50000, 50000, 50000 },	/* a sleep of exactly max still grows */
-		{ 50000, 50000, 50001, 25000 },	/* a longer one halves */
-		{ 3000, 50000, 1000000, 0 },	/* below the start: off */
-		{ 0, 50000, 1000000, 0 },	/* off stays off on long sleeps */
-		{ 0, 0, 0, 0 },			/* max 0: never spins */
-		{ 1000, 1500, 100, 1500 },	/* a max below the start caps the start */
+	/* current spin, max, slept -> next spin */
+	static const struct rule_row t[] = {
+		{ { 0, 50000, 10000 }, 2000 },	/* short sleep from nothing: the start */
+		{ { 2000, 50000, 10000 }, 4000 },	/* doubles */
+		{ { 32000, 50000, 49999 }, 50000 },	/* capped at max */
+		{ { 50000, 50000, 50000 }, 50000 },	/* a sleep of exactly max still grows */
+		{ { 50000, 50000, 50001 }, 25000 },	/* a longer one halves */
+		{ { 3000, 50000, 1000000 }, 0 },	/* below the start: off */
+		{ { 0, 50000, 1000000 }, 0 },	/* off stays off on long sleeps */
+		{ { 0, 0, 0 }, 0 },			/* max 0: never spins */
+		{ { 1000, 1500, 100 }, 1500 },	/* a max below the start caps the start */
 	};
 
 	(void)state;
-	for (unsigned int i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (vnic_cpu_spin_next(t[i].cur, t[i].max, t[i].slept) != t[i].next)
-			fail_msg("row %u: %llu, max %llu, slept %llu -> %llu, want %llu", i,
-				 (unsigned long long)t[i].cur, (unsigned long long)t[i].max,
-				 (unsigned long long)t[i].slept,
-				 (unsigned long long)vnic_cpu_spin_next(t[i].cur, t[i].max,
-									t[i].slept),
-				 (unsigned long long)t[i].next);
+	check_rule("spin (cur, max, slept)", vnic_cpu_spin_next, t, sizeof(t) / sizeof(t[0]));
 }
 
 /*
