@@ -1051,6 +1051,17 @@ struct vnic_wire {
 	 * device checks all of it: the sender is another device.
 	 */
 	uint32_t rx_gso_max_size;
+	/*
+	 * false: every byte of a committed slot is in the slot. true (a wire
+	 * with gso_max_size that sends within tx_commit, AF_PACKET): a
+	 * superframe's slot may hold its headers alone and chain its payload
+	 * by reference, as a fraglist aggregate does (net.h: frags, frag_len,
+	 * one packet whose data is the payload). The wire reads that payload
+	 * only inside tx_commit and never writes it, so the sending device may
+	 * leave it in its driver's buffer, which stays the driver's until the
+	 * tx completion the device sends after the commit.
+	 */
+	bool tx_frags;
 	/* set by the receiving device: called when a frame arrives while armed */
 	void (*notify)(void *ctx);
 	void *notify_ctx;

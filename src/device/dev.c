@@ -337,6 +337,7 @@ static void txq_counters(struct ctr_sink *s, const struct dev_txq *txq)
 	put(s, vnic_ctr_read(&st->lso_packets), "tx%u_lso_packets", q);
 	put(s, vnic_ctr_read(&st->lso_segments), "tx%u_lso_segments", q);
 	put(s, vnic_ctr_read(&st->lso_super), "tx%u_lso_super", q);
+	put(s, vnic_ctr_read(&st->lso_super_ref), "tx%u_lso_super_ref", q);
 	put(s, vnic_ctr_read(&st->csum_inserted), "tx%u_csum_inserted", q);
 	put(s, vnic_ctr_read(&st->hdr_descs), "tx%u_hdr_descs", q);
 	put(s, vnic_ctr_read(&st->csum_missing_hdrs), "tx%u_csum_missing_hdrs", q);

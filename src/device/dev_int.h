@@ -53,6 +53,7 @@ struct dev_txq_stats {
 	uint64_t lso_packets;
 	uint64_t lso_segments;
 	uint64_t lso_super;	/* LSO handed to the wire whole (gso_max_size) */
+	uint64_t lso_super_ref;	/* of those, the payload sent from the driver's buffer */
 	uint64_t csum_inserted;
 	uint64_t hdr_descs;
 	uint64_t csum_missing_hdrs;
@@ -72,6 +73,7 @@ struct dev_txq_stats {
 enum {
 	TX_OUTBOX = 32,		      /* completion entries; a poll makes at most 13 */
 	TX_SLOTS = VNIC_GSO_MAX_SEGS, /* the most segments one superpacket may need */
+	TX_REFS = 64,		      /* superframes of one reservation sent by reference */
 	DEV_RETRY_NS = 20000,	      /* backpressure: look again after 20 us */
 	/* two per command (read only with the outbox empty) and what faults add */
 	CTL_OUTBOX = 16,
@@ -129,6 +131,13 @@ struct dev_txq {
 	/* wire slots of the current reservation */
 	unsigned int reserved, used;
 	struct vnic_pkt *slots[TX_SLOTS];
+	/*
+	 * A wire with tx_frags: the payloads of this reservation's superframes,
+	 * each a packet pointing into the long-term buffer (no pool), chained
+	 * from its slot; refs_used of them hold one until the commit.
+	 */
+	unsigned int refs_used;
+	struct vnic_pkt refs[TX_REFS];
 	struct dev_coal_ring coal;
 	struct dev_txq_stats st;
 } vnic_cacheline_aligned;

@@ -188,7 +188,9 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * Counters, ethtool -S style (core.h "Counters"): fills up to max entries,
  * returns how many there are in all. Per tx queue N (every queue ever
  * negotiated): txN_packets, txN_bytes, txN_lso_packets, txN_lso_segments,
- * txN_lso_super (superpackets the wire took whole), txN_csum_inserted, txN_hdr_descs, txN_csum_missing_hdrs,
+ * txN_lso_super (superpackets the wire took whole), txN_lso_super_ref (of
+ * those, the payload sent from the driver's buffer), txN_csum_inserted,
+ * txN_hdr_descs, txN_csum_missing_hdrs,
  * txN_lso_missing_hdrs, txN_orphan_hdr_descs, txN_completions,
  * txN_comp_entries, txN_comp_busy, txN_comp_lost, txN_wire_full,
  * txN_hdrs_waits, and

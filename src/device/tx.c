@@ -156,7 +156,7 @@ void vnic_dev_tx_forget(struct dev_txq *txq)
 	memset(&txq->comp, 0, sizeof(txq->comp));
 	txq->ob_head = txq->ob_tail = 0;
 	vnic_dev_coal_forget(&txq->coal);
-	txq->reserved = txq->used = 0;
+	txq->reserved = txq->used = txq->refs_used = 0;
 	txq->blocked = false;
 	txq->hdrs_wait = 0;
 }
@@ -171,6 +171,8 @@ static void wire_commit(struct dev_txq *txq)
 		return;
 	w->ops->tx_commit(w, txq->slots, txq->used, txq->reserved);
 	txq->reserved = txq->used = 0;
+	/* the wire has read every payload chained by reference */
+	txq->refs_used = 0;
 }
 
 /* Descriptors waiting in the ring, up to max: how many slots to ask for at once. */
@@ -535,18 +537,60 @@ static uint32_t wire_gso_max(struct vnic_wire *w)
 }
 
 /*
+ * A superframe's headers (hlen bytes, which send_lso parsed and checked lie
+ * inside the frame) copied into one wire slot, and its payload chained by
+ * reference where it is, in the long-term buffer (the wire's tx_frags): the
+ * wire hands both to its kernel, whose copy is then the only one. The slot's
+ * headers are the device's own, so the wire writes the pseudo-header sum
+ * there and never into the driver's buffer. The payload is read once, by
+ * the kernel, which computes every checksum over it as it segments: a driver
+ * rewriting it meanwhile sends garbage with right sums, as it would have
+ * between a copy's read and the wire. Returns as slot_for.
+ */
+static int ref_to_slot(struct dev_txq *txq, const struct tx_req *r, uint32_t hlen,
+		       struct vnic_pkt **out, enum tx_drop *why)
+{
+	struct vnic_pkt *slot, *ref;
+	int ret = slot_for(txq, r, out, why);
+
+	if (ret != 1)
+		return ret;
+	slot = *out;
+	ref = &txq->refs[txq->refs_used++];
+	ref->head = r->frame + hlen;
+	ref->data = ref->head;
+	ref->len = r->len - hlen;
+	ref->buf_size = ref->len;
+	ref->next = NULL;
+	memcpy(slot->data, r->frame, hlen);
+	slot->len = r->len;
+	slot->frags = ref;
+	slot->frags_tail = ref;
+	slot->frag_len = ref->len;
+	vnic_ctr_inc(&txq->st.lso_super_ref);
+	return 1;
+}
+
+/*
  * LSO onto a wire that takes superframes (the kernel behind it segments, as
  * a NIC's TSO would, or the device at the cable's other end hands it to its
- * driver as a large receive): one copy into one slot, with the GSO metadata
- * and the headers as parsed and validated above; the wire builds what its
- * kernel needs (a partial checksum, the pseudo-header sum in its field).
+ * driver as a large receive): one slot, with the GSO metadata and the
+ * headers as parsed and validated above; the wire builds what its kernel
+ * needs (a partial checksum, the pseudo-header sum in its field). The
+ * payload is copied into the slot, or left where it is for a wire that
+ * takes it by reference (tx_frags), up to TX_REFS per reservation.
  */
 static int send_super(struct dev_txq *txq, struct tx_req *r, const struct vnic_pkt *in, int segs,
 		      enum tx_drop *why)
 {
+	uint32_t hlen = (uint32_t)in->l2_len + in->l3_len + in->l4_len;
 	struct vnic_pkt *slot;
-	int ret = copy_to_slot(txq, r, &slot, why);
+	int ret;
 
+	if (txq->dev->wire->tx_frags && hlen < r->len && txq->refs_used < TX_REFS)
+		ret = ref_to_slot(txq, r, hlen, &slot, why);
+	else
+		ret = copy_to_slot(txq, r, &slot, why);
 	if (ret != 1)
 		return ret;
 	slot->gso_type = in->gso_type;

@@ -26,7 +26,11 @@
  *
  * tx: the device reserves slots (packets of our pool), writes frames into
  * them and commits; commit sends them by sendmmsg in batches and the slots
- * are free again at once (the kernel copied them). PACKET_QDISC_BYPASS: the
+ * are free again at once (the kernel copied them). With the vnet header a
+ * superframe's slot may hold only its headers and chain its payload where
+ * the device left it, in its driver's buffer (wire.tx_frags): the message
+ * is then three pieces, the vnet header, the slot's headers and the
+ * payload, and the kernel's copy is the only one. PACKET_QDISC_BYPASS: the
  * device below us has its own queues and BQL; a qdisc would only add a
  * second one.
  *
@@ -80,7 +84,8 @@ struct afp_rx_stats {
 };
 
 struct afp_tx_stats {
-	uint64_t frames, bytes, drop_mtu, drop_kernel, syscalls, full, gso_frames, drop_gso;
+	uint64_t frames, bytes, drop_mtu, drop_kernel, syscalls, full, gso_frames, drop_gso,
+		gso_frags;
 };
 
 struct afp_wire {
@@ -125,7 +130,7 @@ struct afp_wire {
 	unsigned int reserved;
 	unsigned int tx_slots;
 	struct mmsghdr msgs[AFP_TX_BATCH];
-	struct iovec iovs[AFP_TX_BATCH][2];
+	struct iovec iovs[AFP_TX_BATCH][3]; /* vnet header, slot, payload by reference */
 	uint8_t vhdrs[AFP_TX_BATCH][AFP_VNET_LEN];
 	struct afp_tx_stats tx;
 };
@@ -646,13 +651,39 @@ static unsigned int afp_tx_reserve(struct vnic_wire *w, struct vnic_pkt **out, u
 	return n;
 }
 
+/*
+ * A payload chained by reference: only on a superframe, one piece that
+ * makes up the rest of len, behind a slot that holds at least an Ethernet
+ * header. What the device put there (src/device/tx.c ref_to_slot) is all
+ * it may be; anything else is a bug, dropped rather than sent.
+ */
+static bool tx_frags_ok(const struct vnic_pkt *pkt)
+{
+	const struct vnic_pkt *f = pkt->frags;
+	uint32_t linear;
+
+	if (!f || f->next || pkt->frags_tail != f || !f->data || f->len != pkt->frag_len ||
+	    pkt->frag_len >= pkt->len)
+		return false;
+	linear = pkt->len - pkt->frag_len;
+	/* the headers whole in the slot: the vnet header's sum is written there */
+	return pkt->gso_type != VNIC_GSO_NONE && (pkt->flags & VNIC_PKT_F_PARSED) &&
+	       (uint32_t)pkt->l2_len + pkt->l3_len + pkt->l4_len <= linear &&
+	       linear >= VNIC_ETH_HLEN;
+}
+
 static bool tx_frame_ok(const struct afp_wire *a, const struct vnic_pkt *pkt)
 {
 	uint64_t off = (uint64_t)(pkt->data - pkt->head);
-	uint32_t l2 = VNIC_ETH_HLEN;
+	uint32_t l2 = VNIC_ETH_HLEN, linear = pkt->len;
 	uint16_t type;
 
-	if (pkt->data < pkt->head || off + pkt->len > pkt->buf_size || pkt->len < VNIC_ETH_HLEN)
+	if (pkt->frags) {
+		if (!tx_frags_ok(pkt))
+			return false;
+		linear = pkt->len - pkt->frag_len;
+	}
+	if (pkt->data < pkt->head || off + linear > pkt->buf_size || pkt->len < VNIC_ETH_HLEN)
 		return false;
 	if (pkt->gso_type != VNIC_GSO_NONE)
 		return a->vnet && pkt->len <= a->wire.gso_max_size;
@@ -689,6 +720,24 @@ static void send_batch(struct afp_wire *a, unsigned int n)
 	vnic_ctr_add(&a->tx.bytes, bytes);
 }
 
+/* Message m's frame: the slot, and the payload it chains if any (tx_frame_ok checked it). */
+static void tx_iov(struct afp_wire *a, unsigned int m, const struct vnic_pkt *pkt)
+{
+	struct iovec *iov = &a->iovs[m][1];
+	size_t n = 1;
+
+	iov[0].iov_base = pkt->data;
+	iov[0].iov_len = pkt->len;
+	if (pkt->frags) {
+		iov[0].iov_len = pkt->len - pkt->frag_len;
+		iov[1].iov_base = pkt->frags->data;
+		iov[1].iov_len = pkt->frag_len;
+		n = 2;
+		vnic_ctr_add(&a->tx.gso_frags, 1);
+	}
+	a->msgs[m].msg_hdr.msg_iovlen = (a->vnet ? 1 : 0) + n;
+}
+
 static void afp_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned int n,
 			  unsigned int reserved)
 {
@@ -719,8 +768,7 @@ static void afp_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned i
 			if (vh.gso_type != VNIC_VNET_GSO_NONE)
 				vnic_ctr_add(&a->tx.gso_frames, 1);
 		}
-		a->iovs[m][1].iov_base = pkt->data;
-		a->iovs[m][1].iov_len = pkt->len;
+		tx_iov(a, m, pkt);
 		if (++m == AFP_TX_BATCH) {
 			send_batch(a, m);
 			m = 0;
@@ -996,6 +1044,8 @@ int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
 	a->wire.mtu = mtu;
 	a->wire.frame_size = mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
 	a->wire.gso_max_size = a->vnet ? VNIC_PKT_MAX_LEN : 0;
+	/* commit sends before it returns: a superframe's payload may stay where it is */
+	a->wire.tx_frags = a->vnet;
 	a->rx_max = a->vnet ? VNIC_PKT_MAX_LEN : a->wire.frame_size;
 	/* what the kernel's GRO or a local TSO sender hands us, whole if the device takes it */
 	a->wire.rx_gso_max_size = a->vnet ? VNIC_PKT_MAX_LEN : 0;
@@ -1072,6 +1122,7 @@ void vnic_afpacket_stats(const struct vnic_wire *w, struct vnic_afpacket_stats *
 	st->tx_full = vnic_ctr_read(&a->tx.full);
 	st->tx_gso_frames = vnic_ctr_read(&a->tx.gso_frames);
 	st->tx_drop_gso = vnic_ctr_read(&a->tx.drop_gso);
+	st->tx_gso_frags = vnic_ctr_read(&a->tx.gso_frags);
 }
 
 unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_counter *out,
@@ -1102,6 +1153,7 @@ unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_count
 	C(tx_full);
 	C(tx_gso_frames);
 	C(tx_drop_gso);
+	C(tx_gso_frags);
 #undef C
 	return n;
 }

@@ -453,6 +453,7 @@ struct vnic_afpacket_stats {
 	uint64_t tx_full;		/* reserve calls that got fewer slots than asked */
 	uint64_t tx_gso_frames;		/* superframes handed to the kernel (vnet_hdr) */
 	uint64_t tx_drop_gso;		/* a superframe whose header could not be built */
+	uint64_t tx_gso_frags;		/* superframes sent with their payload by reference */
 };
 
 enum vnic_afpacket_ring {

@@ -22,13 +22,18 @@
 # both ways over IPv4 and IPv6, at 56 bytes and at the MTU; iperf3 TCP both
 # ways over IPv4 and IPv6; a 256 MiB transfer whose sha256 matches at the
 # other end, over IPv4 and over IPv6; that superframes crossed each wire both
-# ways with their vnet headers (the default) and none was refused; no frame
+# ways with their vnet headers (the default), their payloads sent from the
+# driver's buffer (by reference: the device copies only their headers), and
+# none was refused; no frame
 # dropped for its size on either wire; and nothing left behind. Then VXLAN
 # once more with what `vnic link --help` recommends for latency
 # (--busy-poll-us 50): the threads spin before they sleep, and a spinning
 # thread that finds the backing's frame itself must lose none: 50 pings
 # each way, 20 ms apart, all answered; iperf3 both ways; both threads
-# spun; a clean stop.
+# spun; a clean stop. Last, VXLAN with --tx-buf map --rx-agg frags (each
+# driver sends a superpacket from the TAP's buffer, which the device then
+# hands to the socket by reference): 256 MiB each way, sha256 matching, the
+# superpackets mapped and sent by reference, a clean stop.
 #
 # Usage: test_multihost.sh PATH/TO/vnic    (root; exit 77 = skipped)
 
@@ -122,11 +127,12 @@ pings() { # FROM TO-ADDR SIZE
 # Each wire handed superframes to its kernel and took superframes from it
 # (vnet headers on, the default), whole to its device, whose driver took
 # large receive (the default): the transfers above made both on both hosts,
-# since each side both sends data and receives it. None refused.
+# since each side both sends data and receives it, their payloads chained
+# by reference (tx_gso_frags). None refused.
 superframes() {
 	local h c
 	for h in 1 2; do
-		for c in tx_gso_frames rx_gso_whole; do
+		for c in tx_gso_frames tx_gso_frags rx_gso_whole; do
 			echo "vnic $h:"
 			ctr_is "vmh-$h-$$" "wire.$c" -gt 0 || return 1
 		done
@@ -206,6 +212,32 @@ run_spin() {
 	untunnel
 }
 
+# Both drivers sent superpackets from the TAP's buffer (tx-buf map), and
+# both wires sent payloads by reference, so from that buffer straight.
+mapped() {
+	local h
+	for h in 1 2; do
+		echo "vnic $h:"
+		ctr_is "vmh-$h-$$" drv_a.tx0_mapped_packets -gt 0 || return 1
+		ctr_is "vmh-$h-$$" wire.tx_gso_frags -gt 0 || return 1
+	done
+}
+
+run_map() {
+	if ! check "map: both vNICs up with --tx-buf map --rx-agg frags" \
+		start_vnics --tx-buf map --rx-agg frags; then
+		stop_vnics >/dev/null
+		untunnel
+		return
+	fi
+	check "map: 256 MiB 1 -> 2 over IPv4, sha256 matches" transfer "$A1" "$A2" 10.61.0.2 5303
+	check "map: 256 MiB 2 -> 1 over IPv6, sha256 matches" transfer "$A2" "$A1" fd00:61::1 5304
+	check "map: superpackets mapped and sent by reference on both hosts" mapped
+	check "map: both vNICs stop cleanly at SIGINT" stop_vnics
+	check "map: no frame dropped for its size" no_size_drops
+	untunnel
+}
+
 make_blob 256
 check "two hosts joined by a veth underlay" hosts || exit 1
 if tunnel vxlan >>"$LOG" 2>&1; then
@@ -223,6 +255,11 @@ if tunnel vxlan >>"$LOG" 2>&1; then
 	run_spin
 else
 	fail "spin: no VXLAN device could be made (see $LOG)"
+fi
+if tunnel vxlan >>"$LOG" 2>&1; then
+	run_map
+else
+	fail "map: no VXLAN device could be made (see $LOG)"
 fi
 
 echo "$npass passed, $nfail failed"

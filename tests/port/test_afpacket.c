@@ -19,10 +19,17 @@
  *     device takes superframes (rx_gso_take), one that fits arrives whole
  *     with the pseudo-header sum in its checksum field, one that does not
  *     is cut as before;
+ *   - a superframe whose slot holds only its headers and chains its payload
+ *     by reference (tx_frags: the device leaves it in its driver's buffer)
+ *     leaves whole with its payload intact, and the payload's memory is
+ *     never written; a chain other than the one the device builds (two
+ *     pieces, lengths that disagree, headers past the slot's part, no
+ *     superframe) is dropped and counted, never sent;
  *   - a whole vNIC on it (threaded): two devices and drivers, one on each
  *     end of the veth pair, carry a verified TCP-like stream (superpackets
  *     segmented by the device onto the wire; with vnet headers, handed to
- *     the kernel whole and received whole as large receives).
+ *     the kernel whole, their payloads straight from the driver's buffer,
+ *     and received whole as large receives).
  *
  * Waits are hang guards, never timing assertions.
  */
@@ -731,6 +738,160 @@ static unsigned int peek_tcp(struct vnic_wire *w, struct vnic_pkt **f, unsigned 
 }
 
 /*
+ * A TCP superframe in slot, its payload (20000 bytes, MSS 1400) in src and
+ * chained by ref: the slot's part is its 54 bytes of headers, the rest of
+ * the slot zeroed so that a payload read from the slot would be caught.
+ */
+static void frags_build(struct vnic_pkt *slot, const struct vnic_pkt *src, struct vnic_pkt *ref,
+			const struct vnic_pktgen_flow *fl)
+{
+	assert_int_equal(vnic_pktgen_build_gso(slot, fl, 0, 20000, 1400), 0);
+	slot->ip_summed = VNIC_CSUM_NONE; /* as the device leaves it: the wire makes it partial */
+	memset(slot->data + 54, 0, slot->len - 54);
+	memset(ref, 0, sizeof(*ref));
+	ref->data = src->data + 54;
+	ref->head = ref->data;
+	ref->len = src->len - 54;
+	ref->buf_size = ref->len;
+	slot->frags = ref;
+	slot->frags_tail = ref;
+	slot->frag_len = ref->len;
+}
+
+/* Chains the wire refuses (what tx_frags_ok in src/port/afpacket.c checks), one rule each. */
+enum frags_bad {
+	FRAGS_SHORT = 1, /* frag_len one short of the payload piece's length */
+	FRAGS_TWO,	 /* a second piece behind the first */
+	FRAGS_HDRS_OUT,	 /* headers longer than the slot's part */
+	FRAGS_NOT_GSO,	 /* a plain frame with a chained payload */
+	FRAGS_ALL,	 /* everything chained, nothing in the slot */
+	FRAGS_NO_DATA,	 /* the piece points nowhere */
+	FRAGS_UNPARSED,	 /* header lengths not known to be valid */
+};
+
+static const struct {
+	const char *name;
+	enum frags_bad how;
+} frags_bad_cases[] = {
+	{"frag_len short of the piece", FRAGS_SHORT},
+	{"two pieces", FRAGS_TWO},
+	{"headers past the slot's part", FRAGS_HDRS_OUT},
+	{"not a superframe", FRAGS_NOT_GSO},
+	{"nothing in the slot", FRAGS_ALL},
+	{"piece without data", FRAGS_NO_DATA},
+	{"headers not parsed", FRAGS_UNPARSED},
+};
+
+static void frags_break(struct vnic_pkt *slot, struct vnic_pkt *ref, struct vnic_pkt *ref2,
+			enum frags_bad how)
+{
+	switch (how) {
+	case FRAGS_SHORT:
+		slot->frag_len--;
+		break;
+	case FRAGS_TWO:
+		memset(ref2, 0, sizeof(*ref2));
+		ref2->data = ref->data;
+		ref2->len = 1;
+		ref->next = ref2;
+		break;
+	case FRAGS_HDRS_OUT:
+		slot->l4_len = (uint16_t)(slot->l4_len + 4);
+		break;
+	case FRAGS_NOT_GSO:
+		slot->gso_type = VNIC_GSO_NONE;
+		break;
+	case FRAGS_ALL:
+		ref->len = slot->len;
+		slot->frag_len = slot->len;
+		break;
+	case FRAGS_NO_DATA:
+		ref->data = NULL;
+		break;
+	case FRAGS_UNPARSED:
+		slot->flags = (uint8_t)(slot->flags & ~VNIC_PKT_F_PARSED);
+		break;
+	}
+}
+
+static void test_vnet_frags(void **state)
+{
+	struct vnic_afpacket_config c;
+	struct vnic_cpu cpu;
+	struct vnic_pktgen_flow fl;
+	struct vnic_pkt *slots[1], *src, ref, ref2;
+	struct vnic_wire *w;
+	struct vnet10 vh;
+	uint8_t *buf = malloc(VNIC_PKT_MAX_LEN + 64), *orig;
+	uint64_t drops = 0;
+	int s;
+
+	assert_non_null(buf);
+	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
+	cfg_of(&c, MTU, ring_of(state));
+	c.vnet_hdr = true;
+	assert_int_equal(vnic_afpacket_create(&w, "va", &c, &cpu), 0);
+	assert_true(w->tx_frags);
+	s = raw_vnet_on("vb");
+	vnic_pktgen_flow_init(&fl, false, VNIC_IPPROTO_TCP);
+	fl.sport = 1078;
+	src = vnic_pkt_alloc(&pool);
+	assert_non_null(src);
+	assert_int_equal(vnic_pktgen_build_gso(src, &fl, 0, 20000, 1400), 0);
+	orig = malloc(src->len);
+	assert_non_null(orig);
+	memcpy(orig, src->data, src->len);
+
+	for (size_t i = 0; i < sizeof(frags_bad_cases) / sizeof(frags_bad_cases[0]); i++) {
+		print_message("%zu: %s\n", i + 1, frags_bad_cases[i].name);
+		assert_int_equal(w->ops->tx_reserve(w, slots, 1), 1);
+		frags_build(slots[0], src, &ref, &fl);
+		frags_break(slots[0], &ref, &ref2, frags_bad_cases[i].how);
+		w->ops->tx_commit(w, slots, 1, 1);
+		assert_int_equal(stat_of(w, "tx_drop_mtu"), ++drops);
+		assert_int_equal(stat_of(w, "tx_frames"), 0);
+		assert_int_equal(stat_of(w, "tx_gso_frags"), 0);
+	}
+
+	assert_int_equal(w->ops->tx_reserve(w, slots, 1), 1);
+	frags_build(slots[0], src, &ref, &fl);
+	w->ops->tx_commit(w, slots, 1, 1);
+	assert_int_equal(stat_of(w, "tx_frames"), 1);
+	assert_int_equal(stat_of(w, "tx_gso_frames"), 1);
+	assert_int_equal(stat_of(w, "tx_gso_frags"), 1);
+	/* the pseudo-header sum went into the slot's headers, nothing into the payload's memory */
+	assert_memory_equal(src->data, orig, src->len);
+	for (;;) {
+		struct sockaddr_ll from;
+		socklen_t fl_len = sizeof(from);
+		struct pollfd p = {.fd = s, .events = POLLIN};
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		n = recvfrom(s, buf, VNIC_PKT_MAX_LEN + 64, 0, (struct sockaddr *)&from, &fl_len);
+		assert_true(n > (ssize_t)sizeof(vh));
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		memcpy(&vh, buf, sizeof(vh));
+		assert_int_equal(n - (ssize_t)sizeof(vh), 54 + 20000);
+		assert_int_equal(vh.gso_type, VNIC_VNET_GSO_TCPV4);
+		assert_int_equal(vh.gso_size, 1400);
+		assert_int_equal(vh.hdr_len, 54);
+		assert_true(vh.flags & VNIC_VNET_F_NEEDS_CSUM);
+		/* the headers as the slot held them, then the payload from src */
+		assert_memory_equal(buf + sizeof(vh), slots[0]->data, 54);
+		assert_true(vnic_pktgen_verify(buf + sizeof(vh) + 54, 20000, fl.seed, 0));
+		break;
+	}
+	vnic_pkt_free(src);
+	free(orig);
+	close(s);
+	free(buf);
+	vnic_afpacket_destroy(w);
+	vnic_cpu_fini(&cpu);
+}
+
+/*
  * A device that takes superframes (rx_gso_take) gets one whole, as the
  * cable hands it one: its GSO metadata, the payload in place, the
  * pseudo-header sum in its checksum field (section 8.5); the plain frame
@@ -927,6 +1088,8 @@ static void test_vnic_over_veth(void **state)
 		 */
 		vnic_afpacket_stats(sides[1].wire, &rst);
 		assert_true(st.tx_gso_frames > 0);
+		/* the device left their payloads in its driver's buffer; every byte verified above */
+		assert_true(st.tx_gso_frags > 0);
 		assert_true(rst.rx_gso_whole > 0);
 		assert_int_equal(st.tx_drop_gso + rst.rx_drop_gso, 0);
 	} else {
@@ -1007,6 +1170,7 @@ int main(void)
 		cmocka_unit_test_prestate(test_vnet_superframes, (void *)&ring_v3),
 		cmocka_unit_test_prestate(test_vnet_refused, (void *)&ring_v2),
 		cmocka_unit_test_prestate(test_vnet_refused, (void *)&ring_v3),
+		cmocka_unit_test_prestate(test_vnet_frags, (void *)&ring_v2),
 		cmocka_unit_test_prestate(test_vnet_whole, (void *)&ring_v2),
 		cmocka_unit_test_prestate(test_vnet_whole, (void *)&ring_v3),
 		cmocka_unit_test(test_other_namespace),
