@@ -17,7 +17,12 @@
 #             section 4);
 #   vnic-pin  the defaults with each host's vNIC thread on a core of its own
 #             (--threads 1 --pin 0 on host 1, --pin 1 on host 2);
-#   vnic-spin-pin  both of the last two.
+#   vnic-spin-pin  both of the last two;
+#   vnic-map  the defaults with --tx-buf map (each driver sends a
+#             superpacket from the TAP's buffer instead of copying it into
+#             its long-term buffer);
+#   vnic-map-frags  --tx-buf map --rx-agg frags (and the receiving driver
+#             hands its aggregates up as fragment lists, not copied whole).
 # Throughput: iperf3, one TCP stream. Round trip: sockperf ping-pong over
 # UDP, 14-byte messages, the median round trip.
 # Every round runs every case; the order of the vnic cases alternates from
@@ -26,16 +31,29 @@
 # and their threads' schedstat around each run (counts, which the machine's
 # load does not change as it changes times): per GB of the stream, the two
 # vNIC threads' time on a CPU, their sleeps and the wire's frames and send
-# syscalls; per round trip, the same threads' sleeps and time on a CPU.
+# syscalls, and the share of the superframes sent with their payload by
+# reference (wire.tx_gso_frags); per round trip, the same threads' sleeps and
+# time on a CPU.
 #
-# Usage: bench/multihost.sh [-n ROUNDS] [-d SECONDS] [-u UNDERLAY_MTU] [-m VXLAN_MTU] [-c CASES] [-b VNIC] [OUTDIR]
+# A case named CASE@base runs CASE with the binary -B names: a build of
+# another commit, so that a change is measured against what it changes in
+# the same run, the two alternating like any other cases.
+#
+# Usage: bench/multihost.sh [-n ROUNDS] [-d SECONDS] [-u UNDERLAY_MTU] [-m VXLAN_MTU] [-c CASES] [-b VNIC] [-B VNIC] [-p] [OUTDIR]
 #   -n ROUNDS        rounds (3)
 #   -d SECONDS       each iperf3 and sockperf run (5)
 #   -c CASES         the vnic cases to run, comma-separated (default: vnic,
-#                    vnic-plain,vnic-v3,vnic-spin; "all" adds the pinned ones)
+#                    vnic-plain,vnic-v3,vnic-spin; "all" adds the pinned
+#                    ones and the vnic-map ones)
 #   -u UNDERLAY_MTU  the veth underlay's MTU (9000)
 #   -m VXLAN_MTU     the VXLAN devices' MTU, and so the vNICs' (1500)
 #   -b VNIC          the vnic binary (build-rel/src/app/vnic: a Release build)
+#   -B VNIC          the vnic binary of the CASE@base cases
+#   -p               perf record -g the sending host's vNIC during each vnic
+#                    case's first iperf3 (OUTDIR/tput-CASE.perf.data) and
+#                    print its top symbols, and from their shares and the
+#                    thread's time on a CPU, its time per GB in user space
+#                    and in copies (needs perf)
 #   OUTDIR           a scratch folder outside the repository for the raw
 #                    outputs (default: a new mktemp -d folder)
 # Needs root, iproute2, iperf3, sockperf, python3.
@@ -47,8 +65,10 @@ dur=5
 umtu=9000
 vmtu=1500
 vnic=$repo/build-rel/src/app/vnic
+vnic_base=
+perf=0
 cases=vnic,vnic-plain,vnic-v3,vnic-spin
-while getopts n:d:u:m:c:b:h opt; do
+while getopts n:d:u:m:c:b:B:ph opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
 	d) dur=$OPTARG ;;
@@ -56,6 +76,8 @@ while getopts n:d:u:m:c:b:h opt; do
 	m) vmtu=$OPTARG ;;
 	c) cases=$OPTARG ;;
 	b) vnic=$(realpath -m "$OPTARG") ;;
+	B) vnic_base=$(realpath -m "$OPTARG") ;;
+	p) perf=1 ;;
 	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
@@ -65,6 +87,7 @@ shift $((OPTIND - 1))
 for c in ip iperf3 sockperf python3; do
 	command -v $c >/dev/null || { echo "bench/multihost.sh: needs $c" >&2; exit 1; }
 done
+[ "$perf" -eq 0 ] || command -v perf >/dev/null || { echo "bench/multihost.sh: -p needs perf" >&2; exit 1; }
 [ -x "$vnic" ] || { echo "bench/multihost.sh: no $vnic (build Release first)" >&2; exit 1; }
 if [ $# -gt 0 ]; then
 	out=$(realpath -m "$1")
@@ -86,10 +109,20 @@ A2=vmb-a2-$$
 PIDS=()
 SRV=()
 
+# SIGINT, then (a run must not hang on one that did not stop) SIGKILL after 20 s, said on stderr
 stop_vnics() {
-	local p
+	local p i
 	for p in "${PIDS[@]}"; do
-		{ kill -INT "$p"; wait "$p"; } 2>/dev/null || true
+		kill -INT "$p" 2>/dev/null || continue
+		for i in $(seq 200); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$p" 2>/dev/null; then
+			echo "bench/multihost.sh: vnic $p still running 20 s after SIGINT: killed" >&2
+			kill -KILL "$p" 2>/dev/null
+		fi
+		wait "$p" 2>/dev/null || true
 	done
 	PIDS=()
 }
@@ -143,14 +176,16 @@ for h in 1 2; do
 done
 
 # %c in a case's flags is this host's core (0 or 1)
-start_vnics() { # flags...
-	local h i flags="$*"
+start_vnics() { # binary flags...
+	local h i bin=$1
+	shift
+	local flags="$*"
 	PIDS=()
 	for h in 1 2; do
 		hn=H$h an=A$h
 		hn=${!hn} an=${!an}
 		# shellcheck disable=SC2086
-		"$vnic" link --backing vx0 --backing-ns "$hn" ${flags//%c/$((h - 1))} \
+		"$bin" link --backing vx0 --backing-ns "$hn" ${flags//%c/$((h - 1))} \
 			--new-ns-a "$an" --addr-a "10.61.0.$h/24" --addr6-a none --name "vmb$h-$$" \
 			--quiet >"$out/vnic$h.log" 2>&1 &
 		PIDS+=($!)
@@ -162,7 +197,8 @@ start_vnics() { # flags...
 		done
 		grep -q "vnic link: up" "$out/vnic$h.log" || { cat "$out/vnic$h.log" >&2; return 1; }
 	done
-	# neighbours resolved before anything is timed
+	# neighbours resolved before anything is timed (a loaded machine may take seconds)
+	ip netns exec "$A1" ping -c 1 -w 20 10.61.0.2 >/dev/null
 	ip netns exec "$A1" ping -c 2 -i 0.2 -W 2 10.61.0.2 >/dev/null
 }
 
@@ -193,7 +229,13 @@ server() { # ns cmd...
 tput() { # case round client-ns server-ns server-addr
 	server "$4" iperf3 -s -1 -p 5209
 	snapshot "$out/$1.$2.before"
+	local rec=''
+	if [ "$perf" -eq 1 ] && [ "$2" -eq 1 ] && [ ${#PIDS[@]} -eq 2 ]; then
+		perf record -q -g -p "${PIDS[0]}" -o "$out/$1.perf.data" -- sleep "$dur" >/dev/null 2>&1 &
+		rec=$!
+	fi
 	ip netns exec "$3" iperf3 -c "$5" -p 5209 -t "$dur" -J >"$out/$1.$2.json"
+	[ -z "$rec" ] || wait "$rec" || true
 	snapshot "$out/$1.$2.after"
 	stop_servers
 	python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e9))' \
@@ -219,22 +261,29 @@ declare -A FLAGS=(
 	[vnic-spin]="--busy-poll-us 50"
 	[vnic-pin]="--threads 1 --pin %c"
 	[vnic-spin-pin]="--busy-poll-us 50 --threads 1 --pin %c"
+	[vnic-map]="--tx-buf map"
+	[vnic-map-frags]="--tx-buf map --rx-agg frags"
 )
-[ "$cases" = all ] && cases=vnic,vnic-plain,vnic-v3,vnic-spin,vnic-pin,vnic-spin-pin
+[ "$cases" = all ] && cases=vnic,vnic-plain,vnic-v3,vnic-spin,vnic-pin,vnic-spin-pin,vnic-map,vnic-map-frags
 IFS=, read -r -a CASES <<<"$cases"
 for c in "${CASES[@]}"; do
-	[ -n "${FLAGS[$c]+set}" ] || { echo "bench/multihost.sh: no case '$c' (${!FLAGS[*]})" >&2; exit 2; }
+	[ -n "${FLAGS[${c%@base}]+set}" ] || { echo "bench/multihost.sh: no case '$c' (${!FLAGS[*]})" >&2; exit 2; }
+	case $c in
+	*@base) [ -x "$vnic_base" ] || { echo "bench/multihost.sh: case $c needs -B VNIC" >&2; exit 2; } ;;
+	esac
 done
 
 vnic_case() { # index round
-	local name=${CASES[$1]}
+	local name=${CASES[$1]} bin=$vnic
+	[ "$name" = "${name%@base}" ] || bin=$vnic_base
 	# shellcheck disable=SC2086
-	start_vnics ${FLAGS[$name]}
+	start_vnics "$bin" ${FLAGS[${name%@base}]}
 	tput "tput-$name" "$2" "$A1" "$A2" 10.61.0.2
 	rtt "rtt-$name" "$2" "$A1" "$A2" 10.61.0.2
 	stop_vnics
 }
 
+[ -z "$vnic_base" ] || echo "bench/multihost.sh: CASE@base cases run $vnic_base" >&2
 echo "bench/multihost.sh: commit $commit, $rounds rounds of $dur s, underlay MTU $umtu, VXLAN MTU $vmtu, cases $cases; raw outputs in $out" >&2
 cut -d' ' -f1-3 /proc/loadavg | sed 's/^/load before: /' >&2
 for r in $(seq "$rounds"); do
@@ -259,13 +308,17 @@ def ratio(a, b):
 labels = {"vnic": "vnic link --backing (defaults)", "vnic-plain": "vnic, --backing-offload off",
           "vnic-v3": "vnic, --backing-ring v3", "vnic-spin": "vnic, --busy-poll-us 50",
           "vnic-pin": "vnic, --threads 1 --pin (a core per host)",
-          "vnic-spin-pin": "vnic, --busy-poll-us 50, a core per host"}
+          "vnic-spin-pin": "vnic, --busy-poll-us 50, a core per host",
+          "vnic-map": "vnic, --tx-buf map", "vnic-map-frags": "vnic, --tx-buf map --rx-agg frags"}
 print("| path | TCP 1 stream, Gbit/s | UDP ping-pong round trip (median), us |")
 print("|---|---:|---:|")
 print(f"| overlay (hosts over VXLAN, no vnic) | {cell(vals('tput-overlay'))} | |")
 print(f"| routed (veth + forwarding + VXLAN, no vnic) | | {cell(vals('rtt-routed'))} |")
+def label(c):
+    b = c.split("@")[0]
+    return labels[b] + (" (the -B build)" if b != c else "")
 for c in cases:
-    print(f"| {labels[c]} | {cell(vals('tput-' + c))} | {cell(vals('rtt-' + c))} |")
+    print(f"| {label(c)} | {cell(vals('tput-' + c))} | {cell(vals('rtt-' + c))} |")
 print()
 for c in cases:
     t = ratio(f"tput-{c}", "tput-overlay")
@@ -292,7 +345,8 @@ def per_gb(c, r):
     return {"cpu1": d("h1.sched.oncpu_ns") / 1e6 / gb, "cpu2": d("h2.sched.oncpu_ns") / 1e6 / gb,
             "sl1": d("h1.cpu_a.sleeps") / gb, "sl2": d("h2.cpu_a.sleeps") / gb,
             "fr": d("h1.wire.tx_frames") / gb, "sys": d("h1.wire.tx_syscalls") / gb,
-            "whole": d("h2.wire.rx_gso_whole") / max(d("h2.wire.rx_frames"), 1)}
+            "whole": d("h2.wire.rx_gso_whole") / max(d("h2.wire.rx_frames"), 1),
+            "ref": d("h1.wire.tx_gso_frags") / max(d("h1.wire.tx_gso_frames"), 1)}
 def per_rt(c, r):
     m = re.search(r"\[Total Run\].*SentMessages=(\d+)", open(f"{out}/rtt-{c}.{r}.txt").read())
     k = int(m.group(1)) if m else 1
@@ -305,12 +359,12 @@ def med(rows, k):
 print()
 print("Per GB of the stream (host 1 sends, host 2 receives), from the vNICs' counters and their threads' schedstat, median over the rounds:")
 print()
-print("| case | host 1 thread on a CPU, ms | host 2, ms | host 1 sleeps | host 2 sleeps | wire frames sent | send syscalls | received whole |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|")
+print("| case | host 1 thread on a CPU, ms | host 2, ms | host 1 sleeps | host 2 sleeps | wire frames sent | send syscalls | received whole | sent by reference |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for c in cases:
     rows = [per_gb(c, r) for r in range(1, n + 1)]
     print(f"| {c} | {med(rows, 'cpu1'):.0f} | {med(rows, 'cpu2'):.0f} | {med(rows, 'sl1'):.0f} | {med(rows, 'sl2'):.0f} | "
-          f"{med(rows, 'fr'):.0f} | {med(rows, 'sys'):.0f} | {med(rows, 'whole'):.2f} |")
+          f"{med(rows, 'fr'):.0f} | {med(rows, 'sys'):.0f} | {med(rows, 'whole'):.2f} | {med(rows, 'ref'):.2f} |")
 print()
 print("Per round trip of the ping-pong (over the messages sent, warm-up included: a mean), median over the rounds:")
 print()
@@ -321,4 +375,52 @@ for c in cases:
     print(f"| {c} | {med(rows, 'cpu1'):.1f} | {med(rows, 'cpu2'):.1f} | {med(rows, 'q1'):.1f}, {med(rows, 'q2'):.1f} | "
           f"{med(rows, 'sl1'):.2f} | {med(rows, 'sl2'):.2f} |")
 EOF
+if [ "$perf" -eq 1 ]; then
+	for c in "${CASES[@]}"; do
+		[ -f "$out/tput-$c.perf.data" ] || continue
+		echo
+		echo "Host 1's vNIC (the sender) during $c's first iperf3, self time by symbol:"
+		echo
+		perf report -i "$out/tput-$c.perf.data" --no-children -g none --sort sym --stdio 2>/dev/null |
+			grep -E '^ +[0-9.]+%' >"$out/tput-$c.perf.txt" || true
+		head -12 "$out/tput-$c.perf.txt"
+	done
+	echo
+	echo "Host 1's vNIC (the sender) during each case's first iperf3, per GB received: its thread's time on a CPU"
+	echo "(schedstat) split by the profile's shares (user space, and the copy functions in each):"
+	echo
+	python3 - "$out" "$cases" <<'EOF'
+import re, sys
+out, cases = sys.argv[1], sys.argv[2].split(",")
+def ctrs(path):
+    c = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) == 2:
+            try:
+                c[f[0]] = float(f[1])
+            except ValueError:
+                pass
+    return c
+copy = re.compile(r"memmove|memcpy|copy_(to|from)_iter|copy_user")
+print("| case | on a CPU, ms | user space, ms | copies in user space, ms | copies in the kernel, ms |")
+print("|---|---:|---:|---:|---:|")
+for c in cases:
+    try:
+        rows = [l.split() for l in open(f"{out}/tput-{c}.perf.txt")]
+    except OSError:
+        continue
+    share = {"u": 0.0, "uc": 0.0, "kc": 0.0}
+    for r in rows:
+        pct, space, sym = float(r[0].rstrip("%")) / 100, r[1], " ".join(r[2:])
+        user = space == "[.]"
+        share["u"] += pct if user else 0
+        if copy.search(sym):
+            share["uc" if user else "kc"] += pct
+    a, b = ctrs(f"{out}/tput-{c}.1.before"), ctrs(f"{out}/tput-{c}.1.after")
+    gb = (b.get("h2.wire.rx_bytes", 0) - a.get("h2.wire.rx_bytes", 0)) / 1e9 or 1
+    ms = (b.get("h1.sched.oncpu_ns", 0) - a.get("h1.sched.oncpu_ns", 0)) / 1e6 / gb
+    print(f"| {c} | {ms:.0f} | {ms * share['u']:.0f} | {ms * share['uc']:.0f} | {ms * share['kc']:.0f} |")
+EOF
+fi
 cut -d' ' -f1-3 /proc/loadavg | sed 's/^/load after: /' >&2
