@@ -294,6 +294,13 @@ static int read_burst(struct tap_queue *tq, int limit, bool *drained)
 	}
 	flush_held(tq);
 	vnic_ctr_inc(&tq->st.bursts);
+	/*
+	 * A burst that read nothing (a busy-polling cpu's look, or a stale
+	 * readiness) says nothing of the traffic: the last frame's burst still
+	 * tells whether the next is lone, and its reply needs no EAGAIN read.
+	 */
+	if (!n)
+		return 0;
 	tq->lone = n == 1 && *drained;
 	if (tq->lone)
 		tq->lone_idles = vnic_cpu_idles(tq->cpu);
