@@ -157,6 +157,8 @@ struct vnic_cpu_stats {
 	uint64_t spin_yields;	/* sched_yields of the spins, handoffs included */
 	uint64_t spin_handoffs;	/* of those, to a cpu this one fed that had not run yet */
 	uint64_t fd_waits;	/* epoll_waits of a cpu with fds: sleeps and looks */
+	uint64_t fd_probes;	/* a spin's looks at an fd by running its poller */
+	uint64_t fd_probe_hits;	/* of those, runs that did work (read a frame) */
 };
 
 struct vnic_cpu {
@@ -321,7 +323,7 @@ struct vnic_counter;
 /*
  * The cpu's counters (loops, sleeps, wakeups, busy_polls, spin_hits,
  * work_ns, idle_ns, spin_ns, spin_limit_ns, spin_preempted, spin_ceded,
- * spin_yields, spin_handoffs, fd_waits) in the shape of the layers' counter functions: fills up to
+ * spin_yields, spin_handoffs, fd_waits, fd_probes, fd_probe_hits) in the shape of the layers' counter functions: fills up to
  * max, returns how many there are. Any thread.
  */
 unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *out,
@@ -1231,21 +1233,25 @@ void vnic_trace_report(FILE *f);
  * again at the next look. A busy fd cpu looks at its fds with a
  * non-blocking epoll_wait in every turn that brings nothing new from other
  * threads, and at most every VNIC_CPU_FD_POLL_NS while others keep
- * scheduling it; while busy-polling idle, every VNIC_CPU_FD_SPIN_POLL_NS;
+ * scheduling it; while busy-polling idle, every VNIC_CPU_FD_SPIN_POLL_NS
+ * (by running the pollers of fds marked vnic_cpu_fd_look_by_run, if it can);
  * an idle one looks when it goes to sleep, in the one epoll_wait that is
  * its sleep (the timer as timeout; it returns at once for a ready fd).
  * EPOLLERR and EPOLLHUP schedule the poller too (epoll reports them
  * whatever was asked): a poller that cannot make progress on its fd stops
  * watching it (vnic_cpu_mod_fd with 0). A poller may be run once more after
  * it stopped watching (readiness seen just before): it must cope with a run
- * that finds nothing.
+ * that finds nothing. The poller of an fd marked vnic_cpu_fd_look_by_run
+ * is also run as a spinning cpu's look at the fd.
  * ------------------------------------------------------------------------- */
 
 enum {
 	VNIC_CPU_MAX_FDS = 64,
 	VNIC_CPU_FD_POLL_NS = 20000,
 	VNIC_CPU_FD_SPIN_POLL_NS = 2000,
+	VNIC_CPU_FD_PROBE_MAX = 2,
 };
+
 
 /*
  * Before cpu starts. Registers fd (the caller keeps owning it and closes it
@@ -1258,6 +1264,18 @@ enum {
  * started), -ENOSPC, or what epoll_create1/eventfd/epoll_ctl return.
  */
 int vnic_cpu_add_fd(struct vnic_cpu *cpu, int fd, uint32_t events, struct vnic_poller *p);
+/*
+ * Before cpu starts: fd's poller reads fd itself and returns 0 when it found
+ * nothing, so a busy-polling cpu may look at fd by running the poller (a
+ * run that finds nothing does not count in its runs): one syscall a look,
+ * and a look that hits has read the frame, where an epoll_wait look and
+ * then the poller's read are two. The spin looks so while every fd it
+ * watches is marked and watched for EPOLLIN alone, level-triggered, and
+ * there are at most VNIC_CPU_FD_PROBE_MAX of them (counters fd_probes,
+ * fd_probe_hits); else by epoll_wait. 0 or -ENOENT (fd not registered),
+ * -EBUSY (cpu started).
+ */
+int vnic_cpu_fd_look_by_run(struct vnic_cpu *cpu, int fd);
 /*
  * Owner's thread (or before start): watch events on fd from now on; 0 stops
  * watching (e.g. a TAP queue whose tx queue is stopped). 0 or -errno:

@@ -63,6 +63,7 @@ enum { FD_EVENTS_PER_WAIT = 16 };
 struct fd_entry {
 	int fd;
 	uint32_t events;	/* watched now; 0 = not in the epoll set */
+	bool by_run;		/* vnic_cpu_fd_look_by_run */
 	struct vnic_poller *p;
 };
 
@@ -73,6 +74,7 @@ struct vnic_cpu_fds {
 	unsigned int n;
 	uint64_t ready;		/* pollers an epoll_wait found ready, not yet run */
 	uint64_t next_poll_ns;	/* busy loop: next non-blocking look */
+	unsigned int probe_last; /* the entry a spin's look ran last (spin_look) */
 	struct fd_entry ent[VNIC_CPU_MAX_FDS];
 };
 
@@ -241,6 +243,8 @@ unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *
 		{ "spin_yields", vnic_ctr_read(&st->spin_yields) },
 		{ "spin_handoffs", vnic_ctr_read(&st->spin_handoffs) },
 		{ "fd_waits", vnic_ctr_read(&st->fd_waits) },
+		{ "fd_probes", vnic_ctr_read(&st->fd_probes) },
+		{ "fd_probe_hits", vnic_ctr_read(&st->fd_probe_hits) },
 	};
 	unsigned int n = sizeof(c) / sizeof(c[0]);
 
@@ -408,11 +412,24 @@ int vnic_cpu_add_fd(struct vnic_cpu *cpu, int fd, uint32_t events, struct vnic_p
 	e = &cpu->fds->ent[cpu->fds->n];
 	e->fd = fd;
 	e->events = 0;
+	e->by_run = false;
 	e->p = p;
 	err = fd_apply(cpu->fds, e, events);
 	if (err)
 		return err;
 	cpu->fds->n++;
+	return 0;
+}
+
+int vnic_cpu_fd_look_by_run(struct vnic_cpu *cpu, int fd)
+{
+	struct fd_entry *e = cpu ? fd_find(cpu->fds, fd) : NULL;
+
+	if (!e)
+		return -ENOENT;
+	if (cpu->thread)
+		return -EBUSY;
+	e->by_run = true;
 	return 0;
 }
 
@@ -681,10 +698,105 @@ static bool handoff_waits(struct vnic_cpu *cpu)
 }
 
 /*
+ * How a spin looks at the fds. The poller of an fd marked with
+ * vnic_cpu_fd_look_by_run reads the fd itself (a TAP queue's readv) and
+ * returns 0 when it found nothing, so running it is a look, and one that
+ * holds the frame when it hits: one syscall where epoll_wait and then the
+ * poller's read are two, and a syscall costs 1-1.5 us on the VMs vnic is
+ * measured on (docs/BENCHMARKS.md, "Small messages"). A run looks at one
+ * fd where epoll_wait looks at all, so the spin runs pollers only for up
+ * to VNIC_CPU_FD_PROBE_MAX fds, and only when every watched fd is such an
+ * fd, watched level-triggered for EPOLLIN alone: any other (a backing's
+ * edge-triggered socket, a doorbell whose poller does not say what it
+ * found) needs epoll_wait to be seen at all.
+ */
+struct fd_probe {
+	bool epoll;		/* looks by epoll_wait; else by running idx[] */
+	unsigned int n, next;
+	unsigned int idx[VNIC_CPU_FD_PROBE_MAX];
+};
+
+static bool probed(const struct fd_entry *e)
+{
+	return e->by_run && e->events == EPOLLIN;
+}
+
+/*
+ * How a spin looks at the fds; none watched: no look at all. The turns go
+ * on from the last spin's: a spin ends at the look that finds work, and
+ * the next must not start with that fd again, or a busy one would keep
+ * the others waiting.
+ */
+static void probe_set(const struct vnic_cpu_fds *fds, struct fd_probe *pr)
+{
+	unsigned int i;
+
+	pr->n = 0;
+	pr->next = 0;
+	pr->epoll = false;
+	for (i = 0; i < fds->n; i++) {
+		if (!fds->ent[i].events)
+			continue;
+		if (!probed(&fds->ent[i]) || pr->n == VNIC_CPU_FD_PROBE_MAX) {
+			pr->epoll = true;
+			return;
+		}
+		if (i <= fds->probe_last)
+			pr->next = pr->n + 1;
+		pr->idx[pr->n++] = i;
+	}
+	if (pr->next >= pr->n)
+		pr->next = 0;
+}
+
+/*
+ * One look of a spin at the fds, at now: true when it found work, or ran a
+ * poller that changed what the spin counts on (it stopped watching its fd,
+ * or set a timer): the loop then takes it from there, and the next spin
+ * starts from the new state. A run that did work is a work turn of its
+ * own in the time accounts (*t_prev: the loop's last clock read).
+ */
+static bool spin_look(struct vnic_cpu *cpu, struct fd_probe *pr, uint64_t now, uint64_t *t_prev)
+{
+	struct vnic_cpu_fds *fds = cpu->fds;
+	struct fd_entry *e;
+	int budget, done;
+	uint64_t after;
+
+	if (pr->epoll) {
+		fds->ready |= fds_wait(cpu, 0);
+		return fds->ready != 0;
+	}
+	if (!pr->n)
+		return false;
+	fds->probe_last = pr->idx[pr->next];
+	e = &fds->ent[fds->probe_last];
+	pr->next = pr->next + 1 < pr->n ? pr->next + 1 : 0;
+	budget = cpu->budget > 0 ? cpu->budget : VNIC_NAPI_BUDGET;
+	vnic_ctr_inc(&cpu->stats.fd_probes);
+	done = e->p->poll(e->p, budget);
+	after = vnic_now_ns();
+	/* a look like fds_wait's: the busy turns after a hit need none of their own */
+	fds->next_poll_ns = after + VNIC_CPU_FD_POLL_NS;
+	if (done > 0) {
+		vnic_ctr_inc(&e->p->runs);
+		vnic_ctr_inc(&cpu->stats.fd_probe_hits);
+		vnic_ctr_add(&cpu->stats.idle_ns, now - *t_prev);
+		vnic_ctr_add(&cpu->stats.work_ns, after - now);
+		*t_prev = after;
+	}
+	/* more waiting: the loop runs it again, as for an epoll look */
+	if (done >= budget)
+		fds->ready |= e->p->bit;
+	return done > 0 || e->p->deadline_ns || !probed(e);
+}
+
+/*
  * Busy polling: a wake-up costs 10-12 us on the 2-vCPU machines vnic is
  * measured on (docs/BENCHMARKS.md, "Reference figures"), so when work is
  * likely to come back soon it is cheaper to spin a little first. Returns
- * true if work (or a stop, or a due timer) showed up.
+ * true if work (or a stop, or a due timer) showed up, or a look at the
+ * fds did some (spin_look; *t_prev: as for account()).
  *
  * The spin hands its core over to a cpu it fed that has not run since
  * (handoff_waits): the scheduler often queues a woken thread on its
@@ -694,10 +806,11 @@ static bool handoff_waits(struct vnic_cpu *cpu)
  * VNIC_CPU_SPIN_YIELD_NS it also yields to whoever else waits for this
  * core (another process's thread: a program in a namespace).
  */
-static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
+static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer, uint64_t *t_prev)
 {
-	uint64_t now, end, next_tick, next_yield, handoff_at, prev, burned = 0;
+	uint64_t now, end, next_tick, next_yield, handoff_at, prev, tick, burned = 0;
 	bool found = false, preempted = false;
+	struct fd_probe probe = {0};
 
 	if (!cpu->spin_cur_ns)
 		return false;
@@ -708,9 +821,13 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 	vnic_ctr_inc(&cpu->stats.busy_polls);
 	if (cpu->spin_srcs && !cpu->src_polling)
 		srcs_polling(cpu, true);
+	/* each fd looked at every VNIC_CPU_FD_SPIN_POLL_NS, by one run or all by one epoll_wait */
+	if (cpu->fds)
+		probe_set(cpu->fds, &probe);
+	tick = VNIC_CPU_FD_SPIN_POLL_NS / (probe.n ? probe.n : 1);
 	now = vnic_now_ns();
 	end = now + cpu->spin_cur_ns;
-	next_tick = now + VNIC_CPU_FD_SPIN_POLL_NS;
+	next_tick = now + tick;
 	next_yield = now + VNIC_CPU_SPIN_YIELD_NS;
 	handoff_at = now + VNIC_CPU_SPIN_HANDOFF_NS;
 	for (;;) {
@@ -741,12 +858,11 @@ static bool idle_spin(struct vnic_cpu *cpu, uint64_t next_timer)
 		}
 		/* fds are looked at by syscall: not on every turn of the spin */
 		if (cpu->fds && (int64_t)(now - next_tick) >= 0) {
-			cpu->fds->ready |= fds_wait(cpu, 0);
-			if (cpu->fds->ready) {
+			if (spin_look(cpu, &probe, now, t_prev)) {
 				found = true;
 				break;
 			}
-			next_tick = now + VNIC_CPU_FD_SPIN_POLL_NS;
+			next_tick = now + tick;
 		}
 		if (cpu->handoff && (int64_t)(now - handoff_at) >= 0 && handoff_waits(cpu)) {
 			vnic_ctr_inc(&cpu->stats.spin_handoffs);
@@ -954,7 +1070,7 @@ static void *cpu_thread(void *arg)
 		}
 		cpu->idles++;
 		take_spin_change(cpu);
-		if (!idle_spin(cpu, next_timer))
+		if (!idle_spin(cpu, next_timer, &t))
 			idle_sleep(cpu, next_timer);
 		account(cpu, &t, false);
 	}

@@ -6,7 +6,8 @@
  * schedule from another thread still wakes an fd cpu (the eventfd path) and
  * loses no wake-up in a ping-pong with a futex cpu; timers still fire while
  * the cpu sleeps in epoll_wait; an idle costs one epoll_wait, whether the fd
- * or a schedule woke it. Plus the same in manual mode and the setup errors.
+ * or a schedule woke it; a spinning cpu looks at the fds marked for it by
+ * running their pollers. Plus the same in manual mode and the setup errors.
  *
  * No timing is asserted: waits on the test side are hang guards only.
  */
@@ -249,6 +250,189 @@ static void test_mod_fd_stops_and_restarts(void **state)
 }
 
 /* ---------------------------------------------------------------------------
+ * How a spin looks at the fds (vnic_cpu_fd_look_by_run): a cpu that spins
+ * with only marked fds watched for EPOLLIN, at most VNIC_CPU_FD_PROBE_MAX
+ * of them, runs their pollers instead of asking epoll_wait, and the run
+ * reads what came; any other fd watched (unmarked, edge-triggered, or one
+ * fd too many) makes it look by epoll_wait. A fixed spin far longer than
+ * the test: the cpu never sleeps, so every look counted is a spin's.
+ * ------------------------------------------------------------------------- */
+
+enum { SPIN_FOREVER_NS = 600000000000ull, PROBE_ROUNDS = 100 };
+
+struct looks {
+	unsigned int extra;	/* pipes beside the reader's, their poller nop */
+	uint32_t events;	/* what they are watched for (0: registered only) */
+	bool mark_reader;	/* the reader's pipe marked to be looked at by a run */
+	bool by_run;		/* expected: the spin runs the pollers */
+};
+
+static void run_spin_looks(const struct looks *l)
+{
+	int more[VNIC_CPU_FD_PROBE_MAX + 1][2];
+	uint64_t want = 0, i, probes, hits, waits, nops;
+
+	assert_true(l->extra <= VNIC_CPU_FD_PROBE_MAX + 1);
+	reader_setup(&rd, SPIN_FOREVER_NS);
+	vnic_cpu_set_spin(&rd.cpu, VNIC_CPU_SPIN_FIXED);
+	if (l->mark_reader)
+		assert_int_equal(vnic_cpu_fd_look_by_run(&rd.cpu, rd.fds[0]), 0);
+	for (i = 0; i < l->extra; i++) {
+		assert_int_equal(pipe2(more[i], O_NONBLOCK | O_CLOEXEC), 0);
+		assert_int_equal(vnic_cpu_add_fd(&rd.cpu, more[i][0], l->events, &rd.nop), 0);
+		assert_int_equal(vnic_cpu_fd_look_by_run(&rd.cpu, more[i][0]), 0);
+	}
+	assert_int_equal(vnic_cpu_start(&rd.cpu), 0);
+	assert_int_equal(vnic_cpu_fd_look_by_run(&rd.cpu, rd.fds[0]), -EBUSY);
+	for (i = 0; i < PROBE_ROUNDS; i++) {
+		put(&rd, "a");
+		assert_true(vnic_test_wait_count(&rd.bytes, ++want));
+	}
+	probes = vnic_ctr_read(&rd.cpu.stats.fd_probes);
+	hits = vnic_ctr_read(&rd.cpu.stats.fd_probe_hits);
+	waits = vnic_ctr_read(&rd.cpu.stats.fd_waits);
+	nops = atomic_load(&rd.nop_runs);
+	/* a reader that stops watching its fd is not run by the spin again ... */
+	put(&rd, "Syz");
+	want++;
+	assert_true(vnic_test_wait_count(&rd.stops, 1));
+	vnic_test_nap_us(2000);
+	assert_int_equal(atomic_load(&rd.bytes), want);
+	/* ... until it watches it again */
+	vnic_poller_schedule(&rd.ctl);
+	want += 2;
+	assert_true(vnic_test_wait_count(&rd.bytes, want));
+	vnic_cpu_stop(&rd.cpu);
+	print_message("spin looks: %llu probes (%llu hits), %llu epoll_waits, %llu sleeps\n",
+		      (unsigned long long)rd.cpu.stats.fd_probes,
+		      (unsigned long long)rd.cpu.stats.fd_probe_hits,
+		      (unsigned long long)rd.cpu.stats.fd_waits,
+		      (unsigned long long)rd.cpu.stats.sleeps);
+	assert_int_equal(rd.cpu.stats.sleeps, 0);
+	assert_int_equal(rd.sum, PROBE_ROUNDS * 'a' + 'S' + 'y' + 'z');
+	/* the rounds before the stop: every byte was read by a look, one at a time */
+	if (l->by_run) {
+		/* the last run may not have returned yet */
+		assert_true(hits + 1 >= PROBE_ROUNDS);
+		assert_true(probes >= hits);
+		assert_int_equal(waits, 0);
+		assert_true(rd.cpu.stats.fd_probe_hits >= PROBE_ROUNDS);
+	} else {
+		assert_int_equal(probes, 0);
+		assert_true(waits >= PROBE_ROUNDS);
+	}
+	/* a quiet fd's poller runs only as the spin's look at it */
+	if (l->by_run && l->extra && l->events)
+		assert_true(nops > 0);
+	else
+		assert_int_equal(nops, 0);
+	reader_teardown(&rd);
+	for (i = 0; i < l->extra; i++) {
+		close(more[i][0]);
+		close(more[i][1]);
+	}
+}
+
+static void test_spin_runs_marked_fds(void **state)
+{
+	static const struct looks cases[] = {
+		{0, 0, true, true},
+		/* a second, quiet one: looked at in turn */
+		{1, EPOLLIN, true, true},
+		/* registered and not watched: not looked at */
+		{VNIC_CPU_FD_PROBE_MAX + 1, 0, true, true},
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_spin_looks(&cases[i]);
+	assert_int_equal(vnic_cpu_fd_look_by_run(&rd.cpu, rd.fds[0]), -ENOENT);
+}
+
+static void test_spin_epoll_for_others(void **state)
+{
+	static const struct looks cases[] = {
+		{0, 0, false, false},
+		{1, EPOLLIN | EPOLLET, true, false},
+		{1, EPOLLIN | EPOLLOUT, true, false},
+		/* one fd more than a run per look pays for */
+		{VNIC_CPU_FD_PROBE_MAX, EPOLLIN, true, false},
+	};
+
+	(void)state;
+	for (unsigned int i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_spin_looks(&cases[i]);
+}
+
+/*
+ * Turns across spins: two marked pipes whose pollers read one byte a run,
+ * both readable before the start, the first with far more than the test
+ * reads. Each hit ends a spin; the next spin's first look is at the other
+ * pipe, so the second pipe's bytes are read while the first still has
+ * nearly all of its own, instead of after it is drained.
+ */
+struct two {
+	struct vnic_cpu cpu;
+	struct vnic_poller p[2];
+	int fds[2][2];
+	uint64_t got[2];	/* owner only */
+	uint64_t first_at_second; /* got[0] when pipe 1's last byte was read */
+	_Atomic int done;
+};
+
+static struct two tw;
+
+enum { TWO_BIG = 4000, TWO_SMALL = 2 };
+
+static int one_byte_poll(struct vnic_poller *p, int budget)
+{
+	unsigned int i = p == &tw.p[0] ? 0 : 1;
+	char c;
+
+	(void)budget;
+	if (read(tw.fds[i][0], &c, 1) != 1)
+		return 0;
+	if (++tw.got[i] == TWO_SMALL && i == 1) {
+		tw.first_at_second = tw.got[0];
+		atomic_store(&tw.done, 1);
+	}
+	return 1;
+}
+
+static void test_spin_looks_take_turns(void **state)
+{
+	static char big[TWO_BIG];
+	unsigned int i;
+
+	(void)state;
+	memset(&tw, 0, sizeof(tw));
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(vnic_cpu_init(&tw.cpu, "two", SPIN_FOREVER_NS), 0);
+	vnic_cpu_set_spin(&tw.cpu, VNIC_CPU_SPIN_FIXED);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(pipe2(tw.fds[i], O_NONBLOCK | O_CLOEXEC), 0);
+		assert_int_equal(vnic_cpu_add(&tw.cpu, &tw.p[i], "one", one_byte_poll), 0);
+		assert_int_equal(vnic_cpu_add_fd(&tw.cpu, tw.fds[i][0], EPOLLIN, &tw.p[i]), 0);
+		assert_int_equal(vnic_cpu_fd_look_by_run(&tw.cpu, tw.fds[i][0]), 0);
+	}
+	assert_int_equal(write(tw.fds[0][1], big, TWO_BIG), TWO_BIG);
+	assert_int_equal(write(tw.fds[1][1], big, TWO_SMALL), TWO_SMALL);
+	assert_int_equal(vnic_cpu_start(&tw.cpu), 0);
+	assert_true(vnic_test_wait_flag(&tw.done));
+	vnic_cpu_stop(&tw.cpu);
+	print_message("two pipes: the first had given %llu bytes when the second was read\n",
+		      (unsigned long long)tw.first_at_second);
+	/* one look at the first between the second's two, give or take the start */
+	assert_true(tw.first_at_second <= TWO_SMALL);
+	assert_true(tw.cpu.stats.fd_probe_hits >= TWO_SMALL + tw.first_at_second);
+	vnic_cpu_fini(&tw.cpu);
+	for (i = 0; i < 2; i++) {
+		close(tw.fds[i][0]);
+		close(tw.fds[i][1]);
+	}
+}
+
+/* ---------------------------------------------------------------------------
  * Schedules across threads: an fd cpu (eventfd wake) against a futex cpu.
  * ------------------------------------------------------------------------- */
 
@@ -418,6 +602,9 @@ int main(void)
 		cmocka_unit_test(test_pipe_wakes_busy_poll),
 		cmocka_unit_test(test_one_wait_per_idle),
 		cmocka_unit_test(test_mod_fd_stops_and_restarts),
+		cmocka_unit_test(test_spin_runs_marked_fds),
+		cmocka_unit_test(test_spin_epoll_for_others),
+		cmocka_unit_test(test_spin_looks_take_turns),
 		cmocka_unit_test(test_pingpong_eventfd_sleeping),
 		cmocka_unit_test(test_pingpong_eventfd_busy_poll),
 		cmocka_unit_test(test_timers_on_fd_cpu),
