@@ -178,6 +178,10 @@ static int add_pollers(struct vnic_tap *tap)
 		err = vnic_cpu_add_fd(tap->cpu, tq->fd, 0, &tq->poller);
 		if (err)
 			return err;
+		/* a run with nothing to read is one readv to EAGAIN, and returns 0 */
+		err = vnic_cpu_fd_look_by_run(tap->cpu, tq->fd);
+		if (err)
+			return err;
 	}
 	return 0;
 }
