@@ -188,6 +188,7 @@ struct vnic_cpu {
 	_Atomic uint32_t spin_mode_want;
 	_Atomic uint32_t spin_change;
 	void *thread;			/* pthread_t *, opaque here */
+	_Atomic int tid;		/* the thread's kernel id once it runs, else 0 */
 	int pin_core;			/* vnic_cpu_pin: the one core it runs on, or -1 */
 	/*
 	 * fd sources (see "fd sources" at the end of this header). NULL for a
@@ -350,6 +351,12 @@ int vnic_cpu_start(struct vnic_cpu *cpu);
  * decisions.
  */
 struct vnic_cpu *vnic_cpu_self(void);
+/*
+ * Any thread: the kernel's id of the cpu's thread (its /proc/self/task
+ * entry, for the placement's look at its run queue wait), or 0 before the
+ * thread has run.
+ */
+int vnic_cpu_tid(const struct vnic_cpu *cpu);
 /*
  * A poller of cpu, on its thread: how many turns of the loop have found
  * nothing to run (each then spun, slept or, in manual mode, returned 0). Two

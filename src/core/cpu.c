@@ -199,6 +199,7 @@ int vnic_cpu_init(struct vnic_cpu *cpu, const char *name, uint64_t busy_poll_ns)
 	atomic_init(&cpu->busy_poll_want, busy_poll_ns);
 	atomic_init(&cpu->spin_mode_want, VNIC_CPU_SPIN_ADAPTIVE);
 	atomic_init(&cpu->spin_change, 0);
+	atomic_init(&cpu->tid, 0);
 	cpu->name = name ? name : "vnic-cpu";
 	cpu->busy_poll_ns = busy_poll_ns;
 	vnic_cpu_set_spin(cpu, VNIC_CPU_SPIN_ADAPTIVE);
@@ -1029,6 +1030,11 @@ struct vnic_cpu *vnic_cpu_self(void)
 	return running;
 }
 
+int vnic_cpu_tid(const struct vnic_cpu *cpu)
+{
+	return atomic_load_explicit(&((struct vnic_cpu *)cpu)->tid, memory_order_relaxed);
+}
+
 /* One clock read per loop turn: the time since the last goes to work or idle. */
 static void account(struct vnic_cpu *cpu, uint64_t *t_prev, bool worked)
 {
@@ -1044,6 +1050,7 @@ static void *cpu_thread(void *arg)
 	uint64_t again = 0, t = vnic_now_ns();
 
 	running = cpu;
+	atomic_store_explicit(&cpu->tid, (int)gettid(), memory_order_relaxed);
 	/*
 	 * A cpu's timers are deadlines of tens of microseconds (the device's
 	 * interrupt coalescing, the cable's delay): the default 50 us slack of
