@@ -14,6 +14,8 @@
  *   cheaper.c vnic_cheaper: the cheaper of two ways of doing one thing,
  *             learned from their timed costs (docs/MECHANISMS.md section 10).
  *   txq.c     vnic_txq: BQL wrappers and queue stop/wake.
+ *   place.c   vnic_place: two cpu threads apart on cores of their own while
+ *             the machine is otherwise idle, the scheduler's otherwise.
  *   clock.c   monotonic ns clock and the cost model's busy wait.
  *   (inline)  the netdev boundary (host <-> NIC) and the wire boundary
  *             (device <-> cable or backing device).
@@ -1289,5 +1291,108 @@ int vnic_cpu_fd_look_by_run(struct vnic_cpu *cpu, int fd);
  * -ENOENT (fd not registered), or what epoll_ctl returns.
  */
 int vnic_cpu_mod_fd(struct vnic_cpu *cpu, int fd, uint32_t events);
+
+/* ---------------------------------------------------------------------------
+ * Placement of two cpu threads that feed each other (place.c)
+ *
+ * Left to the scheduler, the two threads of a request/response exchange
+ * often end up queued on one core while the other is idle: a woken thread
+ * is queued on its waker's core, and the waker goes on spinning there
+ * (docs/MECHANISMS.md section 11). Pinned to cores of their own they never
+ * wait for each other; but pinned beside a CPU-bound process, the thread
+ * that shares its core with it waits for whole time slices, where the
+ * scheduler would have put both threads on the other core. So the
+ * placement pins them apart only while nothing else on the machine wants
+ * CPU, and gives them back to the scheduler as soon as something does.
+ *
+ * A caller (the bench's main thread) looks every VNIC_PLACE_PERIOD_NS,
+ * never per packet: the CPU that other processes took over the window
+ * (/proc/stat's busy time less this process's own CPU) and, while pinned,
+ * how long each thread waited on its run queue (its schedstat). The
+ * decision itself is a pure function of those (vnic_place_decide), so that
+ * it can be checked as a table.
+ * ------------------------------------------------------------------------- */
+
+#define VNIC_PLACE_PERIOD_NS 200000000ull	/* one look per 200 ms */
+enum {
+	VNIC_PLACE_BUSY_MILLI = 400,	/* others took 0.4 cpu or more: unpin */
+	VNIC_PLACE_QUIET_MILLI = 200,	/* others took 0.2 cpu at most: a quiet window */
+	VNIC_PLACE_WAIT_PERMILLE = 200,	/* a pinned thread queued 20 % of a window: unpin */
+	VNIC_PLACE_QUIET_WINDOWS = 2,	/* quiet windows in a row before pinning */
+	VNIC_PLACE_HOLD_SHIFT_MAX = 4,	/* each unpin doubles that, up to 16 times */
+};
+
+enum vnic_place_act {
+	VNIC_PLACE_STAY = 0,
+	VNIC_PLACE_PIN,
+	VNIC_PLACE_UNPIN,
+};
+
+/* What one look saw. */
+struct vnic_place_in {
+	bool pinned;		/* the threads are on cores of their own now */
+	unsigned int cores;	/* cores the process may run on */
+	unsigned int quiet;	/* quiet windows in a row before this one */
+	unsigned int unpins;	/* unpins so far: each makes the next pin wait longer */
+	int others_milli;	/* CPU others took in the window, in 1/1000 cpu; < 0 unknown */
+	int wait_permille;	/* pinned: the longest run queue wait of a thread, 1/1000 of the window */
+};
+
+/*
+ * The action for one look, and in *quiet the quiet windows in a row
+ * counting this one. Pinned: unpin when others took VNIC_PLACE_BUSY_MILLI
+ * or a thread waited VNIC_PLACE_WAIT_PERMILLE of the window (something
+ * of ours beside them, or a burst too short for the average), or when
+ * fewer than two cores are left. Not pinned: pin after
+ * VNIC_PLACE_QUIET_WINDOWS << min(unpins, VNIC_PLACE_HOLD_SHIFT_MAX) quiet
+ * windows in a row, so that a neighbour that comes and goes does not
+ * make the threads flap. An unknown others (no /proc/stat) is never quiet.
+ */
+enum vnic_place_act vnic_place_decide(const struct vnic_place_in *in, unsigned int *quiet);
+/*
+ * At start, before the threads run: pin at once when the process may use
+ * two cores or more and no other task is runnable (others_runnable:
+ * /proc/stat's procs_running less the caller; < 0 unknown). A CPU-bound
+ * neighbour is always runnable, so a run beside one starts unpinned.
+ */
+bool vnic_place_first(unsigned int cores, int others_runnable);
+
+struct vnic_place_stats {
+	uint64_t checks;	/* looks taken */
+	uint64_t pins;		/* the threads put on cores of their own */
+	uint64_t unpins;	/* given back to the scheduler */
+	uint64_t errors;	/* affinity calls that failed: the placement stopped */
+	uint64_t pinned;	/* 1 while pinned */
+};
+
+/* The state of one placement; the caller's thread only, counters excepted. */
+struct vnic_place {
+	struct vnic_cpu *cpu[2];
+	bool on;		/* placing; off: never started, or an error stopped it */
+	bool pinned;
+	unsigned int cores;
+	int core[2];		/* the two cores, the first the process may use */
+	unsigned int quiet;
+	uint64_t t_ns;		/* the last look: clock, busy ticks, our CPU, the waits */
+	uint64_t busy_ticks;
+	uint64_t self_ns;
+	uint64_t wait_ns[2];
+	bool have_stat;
+	struct vnic_place_stats stats;
+};
+
+/*
+ * Before the two cpus start: how many cores there are, and whether the
+ * machine is quiet enough to start pinned (vnic_place_first). The
+ * pthread affinity is set on the threads by vnic_place_start.
+ */
+void vnic_place_init(struct vnic_place *p, struct vnic_cpu *a, struct vnic_cpu *b);
+/* After both cpus started: pins them now if vnic_place_init found the machine quiet. */
+void vnic_place_start(struct vnic_place *p);
+/* The caller's look, about every VNIC_PLACE_PERIOD_NS while the cpus run. */
+void vnic_place_check(struct vnic_place *p, uint64_t now_ns);
+/* Counters ("pinned", "pins", "unpins", "checks", "errors"); returns how many there are. */
+unsigned int vnic_place_counters(const struct vnic_place *p, struct vnic_counter *out,
+				 unsigned int max);
 
 #endif /* VNIC_CORE_H */
