@@ -47,12 +47,15 @@ struct vnic_topo_config {
 	uint32_t threads;		/* cpu threads: 2 (a side each, default) or 1 (both) */
 	uint32_t spinners;		/* of those, at most this many spin at once */
 	/*
-	 * --pin: the core of each cpu thread. NONE (default): the scheduler's
-	 * choice; AUTO: thread i on the i-th core the process may use, when
-	 * there is one per thread; LIST: core[i], n of them.
+	 * --pin: the core of each cpu thread. ADAPTIVE (default): bench's two
+	 * threads apart on cores of their own while the machine is otherwise
+	 * idle, the scheduler's choice while it is not (struct vnic_place; as
+	 * NONE with one thread, in split mode and in vnic link); NONE: the
+	 * scheduler's choice; AUTO: thread i on the i-th core the process may
+	 * use, when there is one per thread; LIST: core[i], n of them.
 	 */
 	struct vnic_topo_pin {
-		enum { VNIC_PIN_NONE, VNIC_PIN_AUTO, VNIC_PIN_LIST } mode;
+		enum { VNIC_PIN_NONE, VNIC_PIN_AUTO, VNIC_PIN_LIST, VNIC_PIN_ADAPTIVE } mode;
 		uint32_t n;
 		int core[VNIC_TOPO_SIDES];
 	} pin;
@@ -110,6 +113,7 @@ struct vnic_topo {
 	struct vnic_pkt_pool host_pool[VNIC_TOPO_SIDES];
 	struct vnic_topo_config cfg;
 	struct vnic_split split;	/* cfg.split only */
+	struct vnic_place place;	/* --pin adaptive: on while it places the threads */
 	bool started;
 	bool said;			/* create failed and said why on stderr already */
 };
@@ -123,8 +127,18 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg);
 int vnic_topo_pin_cores(const struct vnic_topo_config *cfg, int core[VNIC_TOPO_SIDES]);
 /* Builds everything, threads not started. 0 or -errno; on error nothing is left. */
 int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg);
-/* Starts both cpu threads, opens both drivers, then turns the faults on. 0 or -errno. */
+/*
+ * Starts both cpu threads (placed by --pin: with adaptive, apart at once
+ * when the machine is quiet), opens both drivers, then turns the faults
+ * on. 0 or -errno.
+ */
 int vnic_topo_start(struct vnic_topo *t);
+/*
+ * --pin adaptive, from the thread that runs the topology, about every
+ * VNIC_PLACE_PERIOD_NS while it runs: one look of the placement (struct
+ * vnic_place). Nothing otherwise.
+ */
+void vnic_topo_place(struct vnic_topo *t, uint64_t now_ns);
 /*
  * Turns the faults off, closes both drivers (a reset in progress is
  * abandoned: everything comes back) and stops the threads. 0, or the first
@@ -141,7 +155,8 @@ int vnic_topo_tx_pools(struct vnic_netdev *nd, const struct vnic_pkt_pool *pool)
 
 /*
  * Every counter of the topology, prefixed by where it lives: "drv_a.",
- * "dev_b.", "hv_a.", "cable.ab_", "cpu_a.". Returns how many there are in
+ * "dev_b.", "hv_a.", "cable.ab_", "cpu_a.", and the placement's "place.".
+ * Returns how many there are in
  * all; fills up to max.
  */
 unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *out,

@@ -163,7 +163,7 @@ static void show_fault(const struct topo_opt *d, const struct vnic_topo_config *
 
 /* --- pinning ---------------------------------------------------------------- */
 
-/* "none", "auto", or a core per cpu thread: "0,1". Cores are checked at start. */
+/* "adaptive", "none", "auto", or a core per cpu thread: "0,1". Cores are checked at start. */
 static int parse_pin(const struct topo_opt *d, const char *arg, struct vnic_topo_config *c)
 {
 	struct vnic_topo_pin p = { .mode = VNIC_PIN_LIST };
@@ -171,8 +171,10 @@ static int parse_pin(const struct topo_opt *d, const char *arg, struct vnic_topo
 	const char *at = arg;
 
 	snprintf(opt, sizeof(opt), "--%s", d->name);
-	if (!strcmp(arg, "none") || !strcmp(arg, "auto")) {
-		c->pin = (struct vnic_topo_pin){ .mode = *arg == 'a' ? VNIC_PIN_AUTO : VNIC_PIN_NONE };
+	if (!strcmp(arg, "none") || !strcmp(arg, "auto") || !strcmp(arg, "adaptive")) {
+		c->pin = (struct vnic_topo_pin){ .mode = *arg == 'n'	       ? VNIC_PIN_NONE
+							 : !strcmp(arg, "auto") ? VNIC_PIN_AUTO
+										: VNIC_PIN_ADAPTIVE };
 		return 0;
 	}
 	for (;;) {
@@ -195,7 +197,8 @@ static int parse_pin(const struct topo_opt *d, const char *arg, struct vnic_topo
 		}
 		at++; /* the comma */
 	}
-	fprintf(vnic_arg_err(), "vnic: %s: '%s' is not none, auto or a core per thread (\"0,1\")\n",
+	fprintf(vnic_arg_err(),
+		"vnic: %s: '%s' is not adaptive, none, auto or a core per thread (\"0,1\")\n",
 		opt, arg);
 	return -EINVAL;
 }
@@ -205,7 +208,10 @@ static void show_pin(const struct topo_opt *d, const struct vnic_topo_config *c,
 {
 	(void)d;
 	if (c->pin.mode != VNIC_PIN_LIST) {
-		snprintf(buf, len, "%s", c->pin.mode == VNIC_PIN_AUTO ? "auto" : "none");
+		snprintf(buf, len, "%s",
+			 c->pin.mode == VNIC_PIN_AUTO	  ? "auto"
+			 : c->pin.mode == VNIC_PIN_ADAPTIVE ? "adaptive"
+							    : "none");
 		return;
 	}
 	if (c->pin.n == 1)
@@ -331,7 +337,7 @@ static const struct topo_opt table[] = {
 	U32("spinners", "1|2", "datapath threads that may busy-poll at once", VNIC_OPTG_VNIC,
 	    spinners, 1, 2),
 	{ .name = "pin", .meta = "CORES",
-	  .help = "cpu threads on cores: none, auto (one core each) or a list: 0,1",
+	  .help = "cpu threads on cores: adaptive (apart while idle), none, auto or a list: 0,1",
 	  .group = VNIC_OPTG_VNIC, .parse = parse_pin, .show = show_pin },
 	/* the driver's policies */
 	CHOOSE("rx-replenish", "rx buffer replenish (ibmvnic rr 1/7)", VNIC_OPTG_POLICY,

@@ -173,6 +173,7 @@ static void run_for(struct vnic_bench_run *r)
 	uint64_t start = vnic_now_ns(), end = start + (uint64_t)(r->o->duration_s * 1e9);
 	uint64_t period = r->sampler ? r->series.period_ns : 0;
 	uint64_t next_sample = start, next_sec = start + 1000000000u, t_prev = start;
+	uint64_t next_place = start + VNIC_PLACE_PERIOD_NS;
 	struct vnic_work_results prev = { 0 }, cur;
 	uint64_t now = start;
 
@@ -192,6 +193,11 @@ static void run_for(struct vnic_bench_run *r)
 		    atomic_load_explicit(&r->stop, memory_order_relaxed) || stream_done(r) ||
 		    vnic_topo_gave_up(&r->topo))
 			break;
+		/* --pin adaptive: a look at the machine a few times a second, never per packet */
+		if (now >= next_place) {
+			vnic_topo_place(&r->topo, now);
+			next_place = now + VNIC_PLACE_PERIOD_NS;
+		}
 		if (now >= next_sec) {
 			interval_end(r, start, t_prev, now, &prev);
 			t_prev = now;
@@ -205,6 +211,8 @@ static void run_for(struct vnic_bench_run *r)
 			wake = next_sec;
 		if (period && next_sample < wake)
 			wake = next_sample;
+		if (next_place < wake)
+			wake = next_place;
 		if (wake > now)
 			sleep_ns(wake - now);
 	}

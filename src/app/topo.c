@@ -28,6 +28,7 @@ void vnic_topo_config_default(struct vnic_topo_config *cfg)
 	cfg->busy_poll_ns = 50000;
 	cfg->spin = VNIC_CPU_SPIN_ADAPTIVE;
 	cfg->threads = VNIC_TOPO_SIDES;
+	cfg->pin.mode = VNIC_PIN_ADAPTIVE;
 	cfg->spinners = VNIC_TOPO_SIDES;
 	cfg->host_pkts = 1024;
 	cfg->host_buf_size = VNIC_PKT_MAX_LEN + 256;
@@ -184,7 +185,8 @@ int vnic_topo_pin_cores(const struct vnic_topo_config *cfg, int core[VNIC_TOPO_S
 
 	for (s = 0; s < VNIC_TOPO_SIDES; s++)
 		core[s] = -1;
-	if (cfg->pin.mode == VNIC_PIN_NONE)
+	/* adaptive: no core of their own to start with (struct vnic_place) */
+	if (cfg->pin.mode == VNIC_PIN_NONE || cfg->pin.mode == VNIC_PIN_ADAPTIVE)
 		return 0;
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
 		fprintf(stderr, "vnic: --pin: sched_getaffinity: %s\n", strerror(errno));
@@ -288,11 +290,26 @@ static void faults_enable(struct vnic_topo *t, bool on)
 	}
 }
 
+/*
+ * --pin adaptive places two threads that run in this process: with one
+ * there is nothing to place, and in split mode each side's partner is a
+ * thread of the server process, whose CPU the placement would count as
+ * another process's.
+ */
+static bool placed(const struct vnic_topo *t)
+{
+	return t->cfg.pin.mode == VNIC_PIN_ADAPTIVE && t->cfg.threads == VNIC_TOPO_SIDES &&
+	       !t->cfg.split;
+}
+
 int vnic_topo_start(struct vnic_topo *t)
 {
 	unsigned int s;
 	int err;
 
+	/* before the threads run: the look at the machine must not see them */
+	if (placed(t))
+		vnic_place_init(&t->place, &t->cpu[0], &t->cpu[1]);
 	/* With one thread, cpu b stays idle: every poller of both sides is on cpu a. */
 	for (s = 0; s < t->cfg.threads && s < VNIC_TOPO_SIDES; s++) {
 		err = vnic_cpu_start(&t->cpu[s]);
@@ -300,6 +317,8 @@ int vnic_topo_start(struct vnic_topo *t)
 			goto err_stop;
 		t->started = true;
 	}
+	if (placed(t))
+		vnic_place_start(&t->place);
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
 		err = vnic_drv_open(t->drv[s], NULL, 0, 0);
 		if (err) {
@@ -315,6 +334,12 @@ int vnic_topo_start(struct vnic_topo *t)
 err_stop:
 	vnic_topo_stop(t);
 	return err;
+}
+
+void vnic_topo_place(struct vnic_topo *t, uint64_t now_ns)
+{
+	if (t->started && t->place.on)
+		vnic_place_check(&t->place, now_ns);
 }
 
 int vnic_topo_stop(struct vnic_topo *t)
@@ -336,6 +361,8 @@ int vnic_topo_stop(struct vnic_topo *t)
 	}
 	for (s = 0; s < VNIC_TOPO_SIDES; s++)
 		vnic_cpu_stop(&t->cpu[s]);
+	/* the threads are gone: nothing is left to place (the counters stay) */
+	t->place.on = false;
 	t->started = false;
 	return first;
 }
@@ -520,6 +547,8 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
 		at = vnic_counters_cpu(&t->cpu[s], prefix, out, max, at);
 	}
+	at = add_prefixed(out, max, at, "place.", tmp,
+			  vnic_place_counters(&t->place, tmp, COUNTERS_PER_OBJECT));
 	if (t->cfg.split)
 		at = split_counters(t, out, max, at);
 	return at;

@@ -308,8 +308,12 @@ static void test_pin_cores(void **state)
 
 	vnic_topo_config_default(&c);
 	assert_int_equal(vnic_topo_pin_cores(&c, core), 0);
-	assert_int_equal(core[0], -1); /* the default: no pinning */
+	/* the default, adaptive: no core of their own to start with (struct vnic_place) */
+	assert_int_equal(c.pin.mode, VNIC_PIN_ADAPTIVE);
+	assert_int_equal(core[0], -1);
 	assert_int_equal(core[1], -1);
+	assert_int_equal(vnic_topo_opt_show("pin", &c, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "adaptive");
 
 	assert_int_equal(vnic_topo_opt_set("pin", "auto", &c), 0);
 	assert_int_equal(vnic_topo_pin_cores(&c, core), 0);
@@ -341,6 +345,12 @@ static void test_pin_cores(void **state)
 	assert_int_equal(vnic_topo_opt_set("pin", "none", &c), 0);
 	assert_int_equal(vnic_topo_opt_show("pin", &c, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "none");
+	assert_int_equal(c.pin.mode, VNIC_PIN_NONE);
+	assert_int_equal(vnic_topo_opt_set("pin", "adaptive", &c), 0);
+	assert_int_equal(c.pin.mode, VNIC_PIN_ADAPTIVE);
+	assert_int_equal(vnic_topo_pin_cores(&c, core), 0);
+	assert_int_equal(core[0], -1);
+	assert_int_equal(core[1], -1);
 }
 
 /* What only link takes, and what it refuses. */
