@@ -17,6 +17,9 @@
 # rate medians, and for rr 1 session the p99.9/p50 of latency (medians).
 # Then the two upper bounds work CPU is the smaller of: the threads' CPU
 # less their spin, and the wall clock of their work turns (work_turn_s).
+# Last, what the placement (--pin adaptive) did: in how many runs the two
+# threads were on cores of their own at the end, and its pins and unpins
+# (medians; binaries without the placement counters are left out).
 #
 # Usage: bench/noise.sh [-n ROUNDS] [-d SECONDS] [-o OUTDIR] [-l "LAYOUT;LAYOUT"] VNIC [VNIC_BEFORE]
 #   VNIC          the binary to measure (build/src/app/vnic of a Release build)
@@ -111,6 +114,7 @@ def q(v, p):
 
 rows = {}
 bounds = {}
+place = {}
 for r in csv.DictReader(open(sys.argv[1])):
     try:
         d = json.load(open(r["file"]))
@@ -124,6 +128,9 @@ for r in csv.DictReader(open(sys.argv[1])):
     proc = d["cpu_s"] * 1e9 / n if n else 0
     lat = d.get("latency_us", {})
     rows.setdefault(key, []).append((rate, work, proc, lat.get("p50", 0), lat.get("p999", 0)))
+    ctr = d.get("counters", {})
+    if "place.pins" in ctr:
+        place.setdefault(key, []).append((ctr["place.pinned"], ctr["place.pins"], ctr["place.unpins"]))
     # the two upper bounds work CPU is the smaller of, per thread (older binaries: the first only)
     if n:
         less_spin = sum(max(0, c - s) for c, s in zip(d["thread_cpu_s"], d["spin_cpu_s"])) * 1e9 / n
@@ -179,4 +186,13 @@ for key in sorted(bounds):
         t, ts = spread(turns)
         ttxt, tsp = f"{t:,.0f} ns", f"{ts:.1f} %"
     print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {ls:,.0f} ns | {lsp:.1f} % | {ttxt} | {tsp} |")
+
+if place:
+    print()
+    print("| binary | layout | workload | load | runs | pinned at the end | pins (median) | unpins (median) |")
+    print("|---|---|---|---|---:|---:|---:|---:|")
+    for key in sorted(place):
+        v = place[key]
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {len(v)} | {sum(1 for x in v if x[0])} "
+              f"| {q([x[1] for x in v], 0.5):.0f} | {q([x[2] for x in v], 0.5):.0f} |")
 EOF
