@@ -1384,7 +1384,9 @@ struct vnic_place {
 /*
  * Before the two cpus start: how many cores there are, and whether the
  * machine is quiet enough to start pinned (vnic_place_first). The
- * pthread affinity is set on the threads by vnic_place_start.
+ * pthread affinity is set on the threads by vnic_place_start. The
+ * counters are not reset: p must have been zeroed once before any reader
+ * could look (they count on from there).
  */
 void vnic_place_init(struct vnic_place *p, struct vnic_cpu *a, struct vnic_cpu *b);
 /* After both cpus started: pins them now if vnic_place_init found the machine quiet. */

@@ -122,11 +122,18 @@ void vnic_place_init(struct vnic_place *p, struct vnic_cpu *a, struct vnic_cpu *
 	cpu_set_t set;
 	int running;
 
-	memset(p, 0, sizeof(*p));
+	/*
+	 * Field by field, p->stats left alone: a control socket may read the
+	 * counters already (they start at 0 with the struct they live in).
+	 */
 	p->cpu[0] = a;
 	p->cpu[1] = b;
 	p->cores = allowed_cores(&set, p->core);
 	p->on = true;
+	p->quiet = 0;
+	p->t_ns = p->busy_ticks = p->self_ns = 0;
+	p->wait_ns[0] = p->wait_ns[1] = 0;
+	p->have_stat = false;
 	/* the reader is the one running task of ours before the cpus start */
 	read_stat(&ticks, &running);
 	p->pinned = vnic_place_first(p->cores, running < 0 ? -1 : running - 1);
