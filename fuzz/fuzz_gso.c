@@ -156,8 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!(in->flags & VNIC_PKT_F_PARSED)) {
 		/* Give the checks below the metadata the segmenter derived. */
-		if (vnic_parse_pkt(in) != VNIC_PARSE_OK)
-			__builtin_trap();
+		FZ_CHECK(vnic_parse_pkt(in) == VNIC_PARSE_OK);
 	}
 	if (expect_nospace(in, count, n)) {
 		FZ_CHECK(ret == -ENOSPC);
