@@ -27,7 +27,7 @@
 #
 # Checks: iperf3 TCP both ways over IPv4 and IPv6, iperf3 UDP, sockperf
 # ping-pong, ping 56/1400/8000 at MTU 1500 and 9000, a TAP MTU changed from
-# inside its namespace put back, a 256 MiB transfer
+# inside its namespace put back, a 64 MiB transfer
 # whose sha256 matches at the other end (with offloads, then with TSO and
 # checksum offload off on a TAP), --pcap read back by tshark, 24 MiB of iperf3
 # through --pcap --snaplen 128 (fewer frames than a ring holds) with no frame
@@ -91,7 +91,7 @@ nothing_left() {
 
 iperf_udp() { # NS ADDR
 	# -b bounds the rate so the check is about delivery, not about loss under overload.
-	ip netns exec "$1" iperf3 -c "$2" -p 5201 -u -b 200M -t 3 | tee -a "$LOG" |
+	ip netns exec "$1" iperf3 -c "$2" -p 5201 -u -b 200M -t 1 | tee -a "$LOG" |
 		grep -E "receiver$" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, a, "/"); if (a[2] - a[1] > 0) ok = 1 } } END { exit !ok }'
 }
 
@@ -138,7 +138,7 @@ pings() { # NS ADDR6? MTU-label
 	done
 }
 
-make_blob 256
+make_blob 64
 
 # ---------------------------------------------------------------- errors a user meets
 # refused PATTERN NS CMD...: one_line_error, and no namespace NS after (nothing created).
@@ -217,18 +217,18 @@ if check "vnic link up (MTU 1500)" start_link --new-ns-a "$NA" --new-ns-b "$NB";
 	if command -v sockperf >/dev/null; then
 		server "$NB" sockperf server --tcp -i 10.99.0.2 -p 11111
 		wait_port "$NB" 11111
-		check "sockperf TCP ping-pong" bash -c "ip netns exec $NA sockperf ping-pong --tcp -i 10.99.0.2 -p 11111 -m 14 -t 2 | tee -a '$LOG' | grep -q avg-latency"
+		check "sockperf TCP ping-pong" bash -c "ip netns exec $NA sockperf ping-pong --tcp -i 10.99.0.2 -p 11111 -m 14 -t 1 | tee -a '$LOG' | grep -q avg-latency"
 		stop_servers
 	else
 		echo "SKIP: sockperf ping-pong (apt-get install sockperf)"
 	fi
 
-	check "256 MiB a->b, sha256 matches" transfer "$NA" "$NB" 10.99.0.2 5301
-	check "256 MiB b->a over IPv6, sha256 matches" transfer "$NB" "$NA" fd00:99::1 5302
+	check "64 MiB a->b, sha256 matches" transfer "$NA" "$NB" 10.99.0.2 5301
+	check "64 MiB b->a over IPv6, sha256 matches" transfer "$NB" "$NA" fd00:99::1 5302
 	check "ethtool -K vnic0 tso off tx off (in $NA)" ip netns exec "$NA" ethtool -K vnic0 tso off tx off
-	check "256 MiB a->b without TSO and tx checksum offload, sha256 matches" \
+	check "64 MiB a->b without TSO and tx checksum offload, sha256 matches" \
 		transfer "$NA" "$NB" 10.99.0.2 5303
-	check "256 MiB b->a towards the TAP without offloads, sha256 matches" \
+	check "64 MiB b->a towards the TAP without offloads, sha256 matches" \
 		transfer "$NB" "$NA" 10.99.0.1 5304
 
 	check "SIGINT: clean exit" stop_link
