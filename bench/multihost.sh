@@ -139,7 +139,7 @@ cleanup() {
 	stop_servers
 	stop_vnics
 	for n in "$H1" "$H2" "$R1" "$R2" "$A1" "$A2"; do
-		ip netns del "$n" 2>/dev/null
+		ip netns del "$n" 2>/dev/null || true
 	done
 }
 trap cleanup EXIT
