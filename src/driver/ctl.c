@@ -11,7 +11,8 @@
  * a response in the wrong state, for a capability or map id we did not ask
  * about, or one we have already had (a duplicate), is counted and ignored; a
  * buffer the device DMA-wrote (offload query, login response) is copied once
- * and checked before use. A state whose answers do not all come within
+ * and checked before use, and an offload query or control sent again names a
+ * buffer of its own, so an answer to an earlier sending is ignored. A state whose answers do not all come within
  * VNIC_DRV_CMD_TIMEOUT_NS sends what is unanswered again (a lost message),
  * at most VNIC_DRV_CMD_RETRIES times; the device answers a repeated command
  * as it answered the first.
@@ -560,21 +561,108 @@ static void query_rx_buf(struct vnic_drv *drv)
 	send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, VNIC_CAP_RX_BUF_SIZE, 0);
 }
 
-static void send_offload(struct vnic_drv *drv, uint8_t cmd, uint32_t off)
+/*
+ * The offload buffers. A command sent again (a timeout, a reset) may still
+ * be answered for its first sending: the device writes the query buffer
+ * that sending named, or reads its control buffer. So every sending names
+ * a buffer of its own, free until an answer naming it comes back, and only
+ * the answer naming the latest counts.
+ */
+static uint32_t ol_off(enum drv_ol_kind k, unsigned int slot)
+{
+	uint32_t base = k == OL_QUERY ? CTL_OFFLOAD_QUERY_OFF : CTL_OFFLOAD_CONTROL_OFF;
+
+	return base + slot * (uint32_t)sizeof(struct vnic_ip_offload);
+}
+
+/* The buffer of the latest command of kind k. */
+static uint8_t *ol_cur(struct vnic_drv *drv, enum drv_ol_kind k)
+{
+	return drv->ctl + ol_off(k, drv->ol_slots[k].cur);
+}
+
+/* A buffer no command the device may still answer names; -EBUSY if none. */
+static int ol_claim(struct vnic_drv *drv, enum drv_ol_kind k)
+{
+	struct drv_ol_slots *s = &drv->ol_slots[k];
+	unsigned int i, slot;
+
+	for (i = 0; i < CTL_OFFLOAD_SLOTS; i++) {
+		slot = (s->next + i) % CTL_OFFLOAD_SLOTS;
+		if (!(s->busy & 1u << slot)) {
+			s->busy |= (uint16_t)(1u << slot);
+			s->cur = (uint8_t)slot;
+			s->next = (uint8_t)((slot + 1) % CTL_OFFLOAD_SLOTS);
+			return 0;
+		}
+	}
+	return -EBUSY;
+}
+
+/*
+ * Whether an answer is the one to the latest command of kind k. Any answer
+ * naming a busy buffer frees it: the device is done with it once it has
+ * answered. One naming an earlier buffer (the answer to a sending before a
+ * resend), none of ours, or one freed already (a duplicate) does not count.
+ */
+static bool ol_answer(struct vnic_drv *drv, enum drv_ol_kind k, const struct vnic_crq *m)
+{
+	struct drv_ol_slots *s = &drv->ol_slots[k];
+	uint64_t off = vnic_be64_get(&m->ip_offload.ioba) - drv->ctl_ioba - ol_off(k, 0);
+	uint64_t slot = off / sizeof(struct vnic_ip_offload);
+
+	if (off % sizeof(struct vnic_ip_offload) || slot >= CTL_OFFLOAD_SLOTS ||
+	    !(s->busy & 1u << slot))
+		return false;
+	s->busy &= (uint16_t)~(1u << slot);
+	return slot == s->cur;
+}
+
+/*
+ * Sends cmd naming a fresh buffer holding body (zeroes if NULL). With every
+ * buffer still named by an unanswered command (sixteen lost answers since
+ * the device's last INIT), nothing is sent: the state times out and the
+ * bring-up fails into a reset, whose INIT frees them.
+ */
+static void send_offload(struct vnic_drv *drv, uint8_t cmd, enum drv_ol_kind k,
+			 const struct vnic_ip_offload *body)
 {
 	struct vnic_crq m;
 
+	if (ol_claim(drv, k)) {
+		vnic_ctr_inc(&drv->st.crq_send_errors);
+		return;
+	}
+	if (body)
+		memcpy(ol_cur(drv, k), body, sizeof(*body));
+	else
+		memset(ol_cur(drv, k), 0, sizeof(struct vnic_ip_offload));
 	memset(&m, 0, sizeof(m));
 	vnic_be16_put(&m.ip_offload.len, sizeof(struct vnic_ip_offload));
-	vnic_be64_put(&m.ip_offload.ioba, drv->ctl_ioba + off);
+	vnic_be64_put(&m.ip_offload.ioba, drv->ctl_ioba + ol_off(k, drv->ol_slots[k].cur));
 	send_cmd(drv, &m, cmd);
+}
+
+/* The device's INIT_COMPLETE follows every command sent before our INIT: none is pending. */
+static void ol_release_all(struct vnic_drv *drv)
+{
+	drv->ol_slots[OL_QUERY].busy = 0;
+	drv->ol_slots[OL_CONTROL].busy = 0;
 }
 
 static void query_offload(struct vnic_drv *drv)
 {
-	memset(drv->ctl + CTL_OFFLOAD_QUERY_OFF, 0, sizeof(struct vnic_ip_offload));
 	vnic_drv_set_state(drv, DRV_QUERY_OFFLOAD);
-	send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, CTL_OFFLOAD_QUERY_OFF);
+	send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, OL_QUERY, NULL);
+}
+
+/* A control command sent again carries what the latest one did. */
+static void resend_control(struct vnic_drv *drv)
+{
+	struct vnic_ip_offload c;
+
+	memcpy(&c, ol_cur(drv, OL_CONTROL), sizeof(c));
+	send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, OL_CONTROL, &c);
 }
 
 static bool on(uint8_t offered, bool want)
@@ -589,7 +677,7 @@ static int control_offload(struct vnic_drv *drv)
 	bool csum = drv->cfg.csum, lso = drv->cfg.csum && drv->cfg.tso;
 	uint32_t max_tx, max_rx;
 
-	memcpy(&q, drv->ctl + CTL_OFFLOAD_QUERY_OFF, sizeof(q));
+	memcpy(&q, ol_cur(drv, OL_QUERY), sizeof(q));
 	if (vnic_be32_get(&q.len) < sizeof(q) ||
 	    vnic_be32_get(&q.version) != VNIC_IP_OFFLOAD_VERSION)
 		return -EPROTO;
@@ -614,7 +702,6 @@ static int control_offload(struct vnic_drv *drv)
 	max_rx = vnic_be32_get(&q.max_large_rx_size);
 	c.large_rx_ipv4 = on(q.large_rx_ipv4, lso && max_rx && max_rx <= VNIC_PKT_MAX_LEN);
 	c.large_rx_ipv6 = on(q.large_rx_ipv6, lso && max_rx && max_rx <= VNIC_PKT_MAX_LEN);
-	memcpy(drv->ctl + CTL_OFFLOAD_CONTROL_OFF, &c, sizeof(c));
 
 	vnic_ctr_store(&drv->ol.tcp4, c.tcp_ipv4_chksum);
 	vnic_ctr_store(&drv->ol.udp4, c.udp_ipv4_chksum);
@@ -631,7 +718,7 @@ static int control_offload(struct vnic_drv *drv)
 		drv->gso_max = max_tx;
 	drv->min_mss = vnic_be16_get(&q.min_large_tx_mss);
 	vnic_drv_set_state(drv, DRV_CONTROL_OFFLOAD);
-	send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, CTL_OFFLOAD_CONTROL_OFF);
+	send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, OL_CONTROL, &c);
 	return 0;
 }
 
@@ -1038,6 +1125,7 @@ static void on_partner_init(struct vnic_drv *drv)
 static int dispatch_init(struct vnic_drv *drv, const struct vnic_crq *m)
 {
 	if (m->init.type == VNIC_CRQ_INIT_COMPLETE && drv->state == DRV_INIT) {
+		ol_release_all(drv);
 		start_version(drv);
 		return 0;
 	}
@@ -1108,11 +1196,11 @@ static int dispatch(struct vnic_drv *drv, const struct vnic_crq *m)
 			return on_request_cap(drv, m);
 		break;
 	case VNIC_CMD_QUERY_IP_OFFLOAD_RSP:
-		if (drv->state == DRV_QUERY_OFFLOAD)
+		if (ol_answer(drv, OL_QUERY, m) && drv->state == DRV_QUERY_OFFLOAD)
 			return m->rc ? -EPROTO : control_offload(drv);
 		break;
 	case VNIC_CMD_CONTROL_IP_OFFLOAD_RSP:
-		if (drv->state == DRV_CONTROL_OFFLOAD)
+		if (ol_answer(drv, OL_CONTROL, m) && drv->state == DRV_CONTROL_OFFLOAD)
 			return m->rc ? -EPROTO : request_maps(drv);
 		break;
 	case VNIC_CMD_REQUEST_MAP_RSP:
@@ -1227,10 +1315,10 @@ static void resend(struct vnic_drv *drv)
 		send_cap(drv, VNIC_CMD_QUERY_CAPABILITY, VNIC_CAP_RX_BUF_SIZE, 0);
 		break;
 	case DRV_QUERY_OFFLOAD:
-		send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, CTL_OFFLOAD_QUERY_OFF);
+		send_offload(drv, VNIC_CMD_QUERY_IP_OFFLOAD, OL_QUERY, NULL);
 		break;
 	case DRV_CONTROL_OFFLOAD:
-		send_offload(drv, VNIC_CMD_CONTROL_IP_OFFLOAD, CTL_OFFLOAD_CONTROL_OFF);
+		resend_control(drv);
 		break;
 	case DRV_MAP:
 		send_maps(drv, VNIC_CMD_REQUEST_MAP);

@@ -359,8 +359,26 @@ enum {
 	CTL_PAGE = 4096,
 	CTL_LOGIN_OFF = 0,
 	CTL_LOGIN_RSP_OFF = 512,
+	/*
+	 * Each QUERY_IP_OFFLOAD or CONTROL_IP_OFFLOAD sent names a buffer of
+	 * its own (ctl.c: send_offload), so a device still answering an
+	 * earlier one never writes the buffer being read.
+	 */
+	CTL_OFFLOAD_SLOTS = 16,
 	CTL_OFFLOAD_QUERY_OFF = 1024,
-	CTL_OFFLOAD_CONTROL_OFF = 1536,
+	CTL_OFFLOAD_CONTROL_OFF = CTL_OFFLOAD_QUERY_OFF + CTL_OFFLOAD_SLOTS * 64,
+	CTL_OFFLOAD_END = CTL_OFFLOAD_CONTROL_OFF + CTL_OFFLOAD_SLOTS * 64,
+};
+static_assert(sizeof(struct vnic_ip_offload) == 64, "an offload slot holds one buffer");
+static_assert(CTL_OFFLOAD_END <= CTL_PAGE, "offload slots fit the control page");
+static_assert(CTL_OFFLOAD_SLOTS <= 16, "a slot is a bit of a uint16_t");
+
+/* The offload buffers of one command: which was sent last, which the device may still write. */
+enum drv_ol_kind { OL_QUERY, OL_CONTROL, OL_KINDS };
+struct drv_ol_slots {
+	uint16_t busy; /* sent, no answer naming it yet: the device may write (or read) it */
+	uint8_t cur;   /* the latest sent: the only one whose answer counts */
+	uint8_t next;  /* where the search for a free one starts */
 };
 static_assert(VNIC_LOGIN_BUF_MAX <= CTL_LOGIN_RSP_OFF - CTL_LOGIN_OFF, "login buffer fits");
 static_assert(VNIC_LOGIN_RSP_BUF_MAX <= CTL_OFFLOAD_QUERY_OFF - CTL_LOGIN_RSP_OFF, "rsp fits");
@@ -473,6 +491,7 @@ struct vnic_drv {
 	uint64_t qcap[QC_MAX];
 	uint32_t rcap[RC_MAX]; /* asked, then granted */
 	uint64_t carrier;
+	struct drv_ol_slots ol_slots[OL_KINDS];
 	struct drv_reset rst;
 	struct drv_live live;
 
