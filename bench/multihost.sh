@@ -296,9 +296,16 @@ for r in $(seq "$rounds"); do
 	echo "round $r done" >&2
 done
 
-python3 - "$out" "$rounds" "$cases" <<'EOF'
+if [ "$perf" -eq 1 ]; then
+	for c in "${CASES[@]}"; do
+		[ -f "$out/tput-$c.perf.data" ] || continue
+		perf report -i "$out/tput-$c.perf.data" --no-children -g none --sort sym --stdio 2>/dev/null |
+			grep -E '^ +[0-9.]+%' >"$out/tput-$c.perf.txt" || true
+	done
+fi
+python3 - "$out" "$rounds" "$cases" "$perf" <<'EOF'
 import re, statistics, sys
-out, n, cases = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
+out, n, cases, perf = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4] == "1"
 def vals(case):
     return [float(open(f"{out}/{case}.{r}.val").read()) for r in range(1, n + 1)]
 def cell(v):
@@ -374,53 +381,34 @@ for c in cases:
     rows = [per_rt(c, r) for r in range(1, n + 1)]
     print(f"| {c} | {med(rows, 'cpu1'):.1f} | {med(rows, 'cpu2'):.1f} | {med(rows, 'q1'):.1f}, {med(rows, 'q2'):.1f} | "
           f"{med(rows, 'sl1'):.2f} | {med(rows, 'sl2'):.2f} |")
+if perf:
+    for c in cases:
+        try:
+            top = open(f"{out}/tput-{c}.perf.txt").readlines()[:12]
+        except OSError:
+            continue
+        print(f"\nHost 1's vNIC (the sender) during {c}'s first iperf3, self time by symbol:\n")
+        print("".join(top), end="")
+    print("\nHost 1's vNIC (the sender) during each case's first iperf3, per GB received: its thread's time on a CPU")
+    print("(schedstat) split by the profile's shares (user space, and the copy functions in each):\n")
+    copy = re.compile(r"memmove|memcpy|copy_(to|from)_iter|copy_user")
+    print("| case | on a CPU, ms | user space, ms | copies in user space, ms | copies in the kernel, ms |")
+    print("|---|---:|---:|---:|---:|")
+    for c in cases:
+        try:
+            rows = [l.split() for l in open(f"{out}/tput-{c}.perf.txt")]
+        except OSError:
+            continue
+        share = {"u": 0.0, "uc": 0.0, "kc": 0.0}
+        for r in rows:
+            pct, space, sym = float(r[0].rstrip("%")) / 100, r[1], " ".join(r[2:])
+            user = space == "[.]"
+            share["u"] += pct if user else 0
+            if copy.search(sym):
+                share["uc" if user else "kc"] += pct
+        a, b = ctrs(f"{out}/tput-{c}.1.before"), ctrs(f"{out}/tput-{c}.1.after")
+        gb = (b.get("h2.wire.rx_bytes", 0) - a.get("h2.wire.rx_bytes", 0)) / 1e9 or 1
+        ms = (b.get("h1.sched.oncpu_ns", 0) - a.get("h1.sched.oncpu_ns", 0)) / 1e6 / gb
+        print(f"| {c} | {ms:.0f} | {ms * share['u']:.0f} | {ms * share['uc']:.0f} | {ms * share['kc']:.0f} |")
 EOF
-if [ "$perf" -eq 1 ]; then
-	for c in "${CASES[@]}"; do
-		[ -f "$out/tput-$c.perf.data" ] || continue
-		echo
-		echo "Host 1's vNIC (the sender) during $c's first iperf3, self time by symbol:"
-		echo
-		perf report -i "$out/tput-$c.perf.data" --no-children -g none --sort sym --stdio 2>/dev/null |
-			grep -E '^ +[0-9.]+%' >"$out/tput-$c.perf.txt" || true
-		head -12 "$out/tput-$c.perf.txt"
-	done
-	echo
-	echo "Host 1's vNIC (the sender) during each case's first iperf3, per GB received: its thread's time on a CPU"
-	echo "(schedstat) split by the profile's shares (user space, and the copy functions in each):"
-	echo
-	python3 - "$out" "$cases" <<'EOF'
-import re, sys
-out, cases = sys.argv[1], sys.argv[2].split(",")
-def ctrs(path):
-    c = {}
-    for line in open(path):
-        f = line.split()
-        if len(f) == 2:
-            try:
-                c[f[0]] = float(f[1])
-            except ValueError:
-                pass
-    return c
-copy = re.compile(r"memmove|memcpy|copy_(to|from)_iter|copy_user")
-print("| case | on a CPU, ms | user space, ms | copies in user space, ms | copies in the kernel, ms |")
-print("|---|---:|---:|---:|---:|")
-for c in cases:
-    try:
-        rows = [l.split() for l in open(f"{out}/tput-{c}.perf.txt")]
-    except OSError:
-        continue
-    share = {"u": 0.0, "uc": 0.0, "kc": 0.0}
-    for r in rows:
-        pct, space, sym = float(r[0].rstrip("%")) / 100, r[1], " ".join(r[2:])
-        user = space == "[.]"
-        share["u"] += pct if user else 0
-        if copy.search(sym):
-            share["uc" if user else "kc"] += pct
-    a, b = ctrs(f"{out}/tput-{c}.1.before"), ctrs(f"{out}/tput-{c}.1.after")
-    gb = (b.get("h2.wire.rx_bytes", 0) - a.get("h2.wire.rx_bytes", 0)) / 1e9 or 1
-    ms = (b.get("h1.sched.oncpu_ns", 0) - a.get("h1.sched.oncpu_ns", 0)) / 1e6 / gb
-    print(f"| {c} | {ms:.0f} | {ms * share['u']:.0f} | {ms * share['uc']:.0f} | {ms * share['kc']:.0f} |")
-EOF
-fi
 cut -d' ' -f1-3 /proc/loadavg | sed 's/^/load after: /' >&2
