@@ -174,12 +174,11 @@ static uint64_t counter(const struct vnic_bench_run *r, const char *name)
 {
 	static struct vnic_counter all[8192];
 	unsigned int n = vnic_bench_counters((void *)r, all, 8192);
+	const struct vnic_counter *c = vnic_counter_find(all, n < 8192 ? n : 8192, name);
 
-	for (unsigned int i = 0; i < n && i < 8192; i++)
-		if (!strcmp(all[i].name, name))
-			return all[i].value;
-	fail_msg("no counter %s", name);
-	return 0;
+	if (!c)
+		fail_msg("no counter %s", name);
+	return c ? c->value : 0;
 }
 
 struct pcap_read {
