@@ -451,6 +451,26 @@ struct vnet10 {
 } __attribute__((packed));
 
 /*
+ * The next frame the socket sees arrive (its own sends, PACKET_OUTGOING,
+ * skipped), every frame read longer than min: its length.
+ */
+static ssize_t recv_incoming(int s, uint8_t *buf, size_t cap, size_t min)
+{
+	for (;;) {
+		struct sockaddr_ll from;
+		socklen_t from_len = sizeof(from);
+		struct pollfd p = {.fd = s, .events = POLLIN};
+		ssize_t n;
+
+		assert_int_equal(poll(&p, 1, 10000), 1);
+		n = recvfrom(s, buf, cap, 0, (struct sockaddr *)&from, &from_len);
+		assert_true(n > (ssize_t)min);
+		if (from.sll_pkttype != PACKET_OUTGOING)
+			return n;
+	}
+}
+
+/*
  * --backing-offload: a superpacket the device hands over leaves whole, with
  * its vnet header (the kernel segments it later); a superframe that arrives
  * (a TSO sender on the segment) comes out as MTU frames with complete
@@ -486,17 +506,9 @@ static void test_vnet_superframes(void **state)
 	slots[0]->ip_summed = VNIC_CSUM_NONE; /* as the device leaves it: the wire makes it partial */
 	w->ops->tx_commit(w, slots, 1, 1);
 	assert_int_equal(stat_of(w, "tx_gso_frames"), 1);
-	for (;;) {
-		struct sockaddr_ll from;
-		socklen_t fl_len = sizeof(from);
-		struct pollfd p = {.fd = s, .events = POLLIN};
-		ssize_t n;
+	{
+		ssize_t n = recv_incoming(s, buf, VNIC_PKT_MAX_LEN + 64, sizeof(vh));
 
-		assert_int_equal(poll(&p, 1, 10000), 1);
-		n = recvfrom(s, buf, VNIC_PKT_MAX_LEN + 64, 0, (struct sockaddr *)&from, &fl_len);
-		assert_true(n > (ssize_t)sizeof(vh));
-		if (from.sll_pkttype == PACKET_OUTGOING)
-			continue;
 		memcpy(&vh, buf, sizeof(vh));
 		assert_int_equal(n - (ssize_t)sizeof(vh), 14 + 20 + 20 + 20000);
 		assert_int_equal(vh.gso_type, VNIC_VNET_GSO_TCPV4);
@@ -505,7 +517,6 @@ static void test_vnet_superframes(void **state)
 		assert_int_equal(vh.csum_start, 34);
 		assert_int_equal(vh.csum_offset, 16);
 		assert_true(vnic_pktgen_verify(buf + sizeof(vh) + 54, 20000, fl.seed, 0));
-		break;
 	}
 
 	/* rx: a plain frame, a superframe of 20 segments, a plain frame */
@@ -861,17 +872,9 @@ static void test_vnet_frags(void **state)
 	assert_int_equal(stat_of(w, "tx_gso_frags"), 1);
 	/* the pseudo-header sum went into the slot's headers, nothing into the payload's memory */
 	assert_memory_equal(src->data, orig, src->len);
-	for (;;) {
-		struct sockaddr_ll from;
-		socklen_t fl_len = sizeof(from);
-		struct pollfd p = {.fd = s, .events = POLLIN};
-		ssize_t n;
+	{
+		ssize_t n = recv_incoming(s, buf, VNIC_PKT_MAX_LEN + 64, sizeof(vh));
 
-		assert_int_equal(poll(&p, 1, 10000), 1);
-		n = recvfrom(s, buf, VNIC_PKT_MAX_LEN + 64, 0, (struct sockaddr *)&from, &fl_len);
-		assert_true(n > (ssize_t)sizeof(vh));
-		if (from.sll_pkttype == PACKET_OUTGOING)
-			continue;
 		memcpy(&vh, buf, sizeof(vh));
 		assert_int_equal(n - (ssize_t)sizeof(vh), 54 + 20000);
 		assert_int_equal(vh.gso_type, VNIC_VNET_GSO_TCPV4);
@@ -881,7 +884,6 @@ static void test_vnet_frags(void **state)
 		/* the headers as the slot held them, then the payload from src */
 		assert_memory_equal(buf + sizeof(vh), slots[0]->data, 54);
 		assert_true(vnic_pktgen_verify(buf + sizeof(vh) + 54, 20000, fl.seed, 0));
-		break;
 	}
 	vnic_pkt_free(src);
 	free(orig);
