@@ -239,21 +239,12 @@ unsigned int vnic_place_counters(const struct vnic_place *p, struct vnic_counter
 				 unsigned int max)
 {
 	const struct vnic_place_stats *st = &p->stats;
-	const struct {
-		const char *name;
-		uint64_t value;
-	} c[] = {
-		{ "pinned", vnic_ctr_read(&st->pinned) },
-		{ "pins", vnic_ctr_read(&st->pins) },
-		{ "unpins", vnic_ctr_read(&st->unpins) },
-		{ "checks", vnic_ctr_read(&st->checks) },
-		{ "errors", vnic_ctr_read(&st->errors) },
-	};
-	unsigned int n = sizeof(c) / sizeof(c[0]);
+	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < n && i < max; i++) {
-		snprintf(out[i].name, sizeof(out[i].name), "%s", c[i].name);
-		out[i].value = c[i].value;
-	}
+	vnic_counter_put(out, max, &n, "pinned", vnic_ctr_read(&st->pinned));
+	vnic_counter_put(out, max, &n, "pins", vnic_ctr_read(&st->pins));
+	vnic_counter_put(out, max, &n, "unpins", vnic_ctr_read(&st->unpins));
+	vnic_counter_put(out, max, &n, "checks", vnic_ctr_read(&st->checks));
+	vnic_counter_put(out, max, &n, "errors", vnic_ctr_read(&st->errors));
 	return n;
 }
