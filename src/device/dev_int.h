@@ -246,6 +246,7 @@ struct dev_fault {
 	uint64_t link_back_at; /* physical link down until then */
 	uint32_t error_id;
 	struct dev_fault_stats st;
+	uint64_t (*now)(void); /* vnic_dev_fault_clock; NULL: vnic_now_ns */
 };
 
 /*

@@ -253,6 +253,14 @@ void vnic_dev_faults_enable(struct vnic_dev *dev, bool on);
  * down_ns or link_down_ns not shorter than its period: nothing changed).
  */
 int vnic_dev_set_faults(struct vnic_dev *dev, const struct vnic_fault_cfg *cfg);
+/*
+ * Tests: the clock the fault schedule reads instead of vnic_now_ns (NULL puts
+ * that back), so that a test moves the time by hand and a fault happens when
+ * the test says, however late its thread runs. Before vnic_dev_faults_enable;
+ * a test moving its clock calls vnic_dev_faults_enable(dev, true) again to
+ * have the schedule looked at.
+ */
+void vnic_dev_fault_clock(struct vnic_dev *dev, uint64_t (*now)(void));
 
 /*
  * Any thread, any time: drop_missing_hdrs in force at once (the tx engine's
