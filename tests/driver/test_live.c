@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -535,14 +536,34 @@ static void test_live_cable(void **state)
 	finish(&e);
 }
 
+/*
+ * The cpu's spin_limit_ns. The array is sized from vnic_cpu_counters, which
+ * says how many counters there are: a counter added to the cpu does not
+ * overrun a fixed one here.
+ */
+static uint64_t spin_limit(const struct vnic_cpu *cpu)
+{
+	unsigned int n = vnic_cpu_counters(cpu, NULL, 0);
+	struct vnic_counter *c = calloc(n, sizeof(*c));
+	const struct vnic_counter *f;
+	uint64_t v;
+
+	assert_non_null(c);
+	assert_int_equal(vnic_cpu_counters(cpu, c, n), n);
+	f = vnic_counter_find(c, n, "spin_limit_ns");
+	assert_non_null(f);
+	v = f->value;
+	free(c);
+	return v;
+}
+
 /* B's cpu spins as it is told, from this thread: the spin limit follows. */
 static void test_live_busy_poll(void **state)
 {
 	struct vnic_drv_config dc[2];
 	enum vnic_cpu_spin mode;
-	struct vnic_counter c[16];
 	uint64_t ns, limit = 0;
-	unsigned int n, i, ms;
+	unsigned int ms;
 	struct env e;
 
 	(void)state;
@@ -556,19 +577,13 @@ static void test_live_busy_poll(void **state)
 	for (ms = 0; limit != 30000; ms++) {
 		assert_true(ms < WAIT_MS);
 		nap();
-		n = vnic_cpu_counters(&e.v.cpu[1], c, 16);
-		for (i = 0; i < n; i++)
-			if (!strcmp(c[i].name, "spin_limit_ns"))
-				limit = c[i].value;
+		limit = spin_limit(&e.v.cpu[1]);
 	}
 	vnic_cpu_set_busy_poll(&e.v.cpu[1], 0, VNIC_CPU_SPIN_ADAPTIVE);
 	for (ms = 0; limit != 0; ms++) {
 		assert_true(ms < WAIT_MS);
 		nap();
-		n = vnic_cpu_counters(&e.v.cpu[1], c, 16);
-		for (i = 0; i < n; i++)
-			if (!strcmp(c[i].name, "spin_limit_ns"))
-				limit = c[i].value;
+		limit = spin_limit(&e.v.cpu[1]);
 	}
 	more_traffic(&e, 500);
 	finish(&e);
