@@ -139,6 +139,8 @@ struct afx_wire {
 	int netns_fd; /* a dup of the config's, or -1: detach runs there too */
 	bool native;  /* XDP_FLAGS_DRV_MODE, else generic (SKB) */
 	bool zerocopy;
+	uint32_t tx_budget; /* frames one sendto sends (copy mode) */
+	char note[192];	    /* why not native, when not */
 	char ifname[IFNAMSIZ];
 	char name[IFNAMSIZ + 8];
 
@@ -581,6 +583,14 @@ __attribute__((format(printf, 2, 0))) static int bpf_print(enum libbpf_print_lev
 	return 0;
 }
 
+/* A try's warnings are its own: a refusal's reason is never an older one. */
+static void msg_clear(void)
+{
+	pthread_mutex_lock(&msg_lock);
+	msg_last[0] = '\0';
+	pthread_mutex_unlock(&msg_lock);
+}
+
 static void msg_route(void)
 {
 	libxdp_set_print(xdp_print);
@@ -679,8 +689,10 @@ static int xsk_try(struct afx_wire *x, uint32_t queue, const struct afx_try *t)
 		.xdp_flags = t->xdp_flags,
 		.bind_flags = (uint16_t)(t->bind_flags | XDP_USE_NEED_WAKEUP),
 	};
-	int err = umem_open(x);
+	int err;
 
+	msg_clear();
+	err = umem_open(x);
 	if (err)
 		return err;
 	err = xsk_socket__create(&x->xsk, x->ifname, queue, x->umem, &x->rx, &x->tx, &sc);
@@ -700,9 +712,21 @@ struct afx_open {
 	int err;
 };
 
+/*
+ * Native XDP was refused and generic taken: why, in one line, for whoever
+ * starts the wire to print (vnic_afxdp_mode_note).
+ */
+static void note_native_refused(struct afx_wire *x, int err, const char *why)
+{
+	snprintf(x->note, sizeof(x->note), "native XDP refused (%s%s%s): generic XDP instead",
+		 strerror(-err), *why ? "; libxdp: " : "", why);
+}
+
 static void open_here(struct afx_open *o)
 {
-	int err = check_device(o->x->ifname);
+	int err = check_device(o->x->ifname), native_err = 0;
+	char native_why[sizeof(msg_last)] = "";
+	size_t i = 0;
 
 	if (err) {
 		o->err = err;
@@ -711,18 +735,28 @@ static void open_here(struct afx_open *o)
 	/*
 	 * A socket closed on this queue a moment ago still holds it (the
 	 * kernel releases its buffer pool from a work item): EBUSY for a
-	 * while, so a wire destroyed and made again waits for it.
+	 * while, so a wire destroyed and made again waits for it. The wait
+	 * tries the same way again, not the first: a native try whose bind
+	 * took the queue before the driver refused the program is such a
+	 * socket, and starting over would make it again, every time.
 	 */
 	for (unsigned int wait = 0; wait < AFX_BUSY_WAITS; wait++) {
-		for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		for (; i < sizeof(tries) / sizeof(tries[0]); i++) {
 			err = xsk_try(o->x, o->queue, &tries[i]);
 			if (!err || err == -EBUSY)
 				break;
+			/* the copy try's answer says more than zero-copy's */
+			if (tries[i].native) {
+				native_err = err;
+				vnic_afxdp_last_error(native_why, sizeof(native_why));
+			}
 		}
 		if (err != -EBUSY)
 			break;
 		nanosleep(&(struct timespec){.tv_nsec = AFX_BUSY_WAIT_NS}, NULL);
 	}
+	if (!err && !o->x->native && native_err)
+		note_native_refused(o->x, native_err, native_why);
 	o->err = err;
 }
 
@@ -897,6 +931,11 @@ const char *vnic_afxdp_mode_name(const struct vnic_wire *w)
 	if (x->native)
 		return x->zerocopy ? "native zero-copy" : "native copy";
 	return "generic copy";
+}
+
+const char *vnic_afxdp_mode_note(const struct vnic_wire *w)
+{
+	return vnic_container_of((struct vnic_wire *)w, struct afx_wire, wire)->note;
 }
 
 void vnic_afxdp_stats(const struct vnic_wire *w, struct vnic_afxdp_stats *st)

@@ -47,6 +47,12 @@ const char *vnic_afxdp_mode_name(const struct vnic_wire *w)
 	return "unavailable";
 }
 
+const char *vnic_afxdp_mode_note(const struct vnic_wire *w)
+{
+	(void)w;
+	return "";
+}
+
 void vnic_afxdp_last_error(char *buf, size_t len)
 {
 	if (len)

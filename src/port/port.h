@@ -605,6 +605,11 @@ unsigned int vnic_afxdp_counters(const struct vnic_wire *w, struct vnic_counter 
 /* "native zero-copy", "native copy" or "generic copy". */
 const char *vnic_afxdp_mode_name(const struct vnic_wire *w);
 /*
+ * Why the mode is not native, in one line to print ("native XDP refused
+ * (...): generic XDP instead"), or "" when it is.
+ */
+const char *vnic_afxdp_mode_note(const struct vnic_wire *w);
+/*
  * Any thread: the last warning libxdp or libbpf gave (during any create),
  * "" if none, copied into buf (at most len bytes with its NUL).
  */

@@ -9,6 +9,8 @@
  *   - refusals: no interface, an MTU that does not fit a UMEM frame with
  *     XDP's headroom, lo, a TUN, missing arguments; a wire destroyed leaves
  *     no XDP program on its interface;
+ *   - the mode: native on a veth, with nothing to say; generic on a device
+ *     without native XDP (a macvlan), with a note that says why;
  *   - rx: frames sent on vb arrive in order, byte for byte; the notification
  *     fires only while armed; a frame longer than the wire's is dropped and
  *     counted; a partial release leaves the rest for the next peek;
@@ -271,8 +273,43 @@ static void test_mode(void **state)
 	else
 		assert_string_equal(mode, "generic copy");
 	assert_int_equal(stat_of(w, "zerocopy"), 0); /* a veth has no zero-copy */
+	/* a veth has native XDP: taken, and nothing to say about it */
+	assert_int_equal(stat_of(w, "native"), 1);
+	assert_string_equal(vnic_afxdp_mode_note(w), "");
 	vnic_afxdp_destroy(w);
 	vnic_cpu_fini(&cpu);
+}
+
+/*
+ * A device without native XDP (a macvlan on va, else a bridge): generic XDP
+ * is taken, and the note says why native was not, with the kernel's reason.
+ */
+static void test_native_fallback(void **state)
+{
+	struct vnic_afxdp_config c;
+	struct vnic_cpu cpu;
+	struct vnic_wire *w;
+	const char *note;
+
+	(void)state;
+	if (sh("ip link add link va name vd0 type macvlan 2>/dev/null && ip link set vd0 up") &&
+	    sh("ip link add vd0 type bridge 2>/dev/null && ip link set vd0 up")) {
+		print_message("no macvlan or bridge devices here: not run\n");
+		return;
+	}
+	assert_int_equal(vnic_cpu_init(&cpu, "xdp", 0), 0);
+	assert_int_equal(vnic_afxdp_create(&w, "vd0", cfg_of(&c, MTU), &cpu), 0);
+	note = vnic_afxdp_mode_note(w);
+	print_message("mode: %s; note: %s\n", vnic_afxdp_mode_name(w), note);
+	assert_string_equal(vnic_afxdp_mode_name(w), "generic copy");
+	assert_int_equal(stat_of(w, "native"), 0);
+	assert_non_null(strstr(note, "native XDP refused ("));
+	assert_non_null(strstr(note, "generic XDP instead"));
+	assert_true(has_xdp(NULL, "vd0"));
+	vnic_afxdp_destroy(w);
+	assert_false(has_xdp(NULL, "vd0"));
+	vnic_cpu_fini(&cpu);
+	assert_int_equal(sh("ip link del vd0"), 0);
 }
 
 static void test_rx(void **state)
@@ -621,6 +658,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_mode),
+		cmocka_unit_test(test_native_fallback),
 		cmocka_unit_test(test_rx),
 		cmocka_unit_test(test_tx),
 		cmocka_unit_test(test_vnic_over_veth),
