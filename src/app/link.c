@@ -750,6 +750,10 @@ static int open_afxdp(struct link *l, uint32_t mtu)
 	err = vnic_afxdp_create(&l->backing, ifname, &xcfg, l->side[0].cpu);
 	if (!err) {
 		l->backing_xdp = true;
+		/* generic XDP costs an skb a frame: say why it is not native */
+		if (*vnic_afxdp_mode_note(l->backing))
+			fprintf(stderr, "vnic link: --backing %s: %s\n", ifname,
+				vnic_afxdp_mode_note(l->backing));
 		return 0;
 	}
 	vnic_afxdp_last_error(why, sizeof(why));
