@@ -66,28 +66,16 @@
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
 
+#include "afxdp_int.h"
 #include "fd_irq.h"
 #include "port.h"
 
+/* Linux 6.17's; older uapi headers have not got it */
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9
+#endif
+
 enum {
-	AFX_FRAME = 4096,  /* one page: AF_XDP without multi-buffer */
-	AFX_FRAMES = 4096, /* 16 MiB of UMEM */
-	AFX_RX_FRAMES = AFX_FRAMES / 2,
-	AFX_TX_FRAMES = AFX_FRAMES / 2,
-	AFX_RX_BASE = 0,
-	AFX_TX_BASE = AFX_RX_FRAMES * AFX_FRAME,
-	AFX_UMEM_BYTES = AFX_FRAMES * AFX_FRAME,
-	/*
-	 * Twice the receive frames: the kernel publishes what it took from
-	 * the FILL ring only at its flush, just after the RX entries that
-	 * carry those frames (xsk_flush), so a frame can come back to us
-	 * before its FILL slot shows free. With room for every frame twice
-	 * over, a release always finds its slots.
-	 */
-	AFX_FILL_RING = 2 * AFX_RX_FRAMES,
-	AFX_RX_RING = AFX_RX_FRAMES,
-	AFX_TX_RING = AFX_TX_FRAMES,
-	AFX_COMP_RING = AFX_TX_FRAMES, /* every transmit frame may be in flight */
 	/* where the kernel puts a received frame in its UMEM frame (aligned mode) */
 	AFX_RX_HEADROOM = XDP_PACKET_HEADROOM,
 	AFX_MAX_FRAME = AFX_FRAME - AFX_RX_HEADROOM,
@@ -96,12 +84,13 @@ enum {
 	AFX_RX_SHELLS = 64,		  /* frames one peek may return */
 	AFX_TX_SLOTS = VNIC_GSO_MAX_SEGS, /* a device reserves up to a superpacket's segments */
 	/*
-	 * Kicks per commit at most. In copy mode one sendto sends at most a
-	 * small batch (32 frames on Linux 6.x) and says EAGAIN when more are
-	 * left, so a commit of a superpacket's segments takes several; a kick
-	 * that sends nothing ends the loop whatever this says.
+	 * Kicks per commit at most. In copy mode one sendto sends at most the
+	 * socket's budget (AFX_KERNEL_TX_BATCH unless XDP_MAX_TX_SKB_BUDGET
+	 * took: then the whole ring) and says EAGAIN when more are left, so
+	 * on an older kernel a commit of a superpacket's segments takes
+	 * several; a kick that sends nothing ends the loop whatever this says.
 	 */
-	AFX_KICKS_MAX = AFX_TX_RING / 32 + 2,
+	AFX_KICKS_MAX = AFX_TX_RING / AFX_KERNEL_TX_BATCH + 2,
 	AFX_BUSY_WAITS = 100, /* setup: 2 s for a queue to be let go */
 	AFX_BUSY_WAIT_NS = 20000000,
 };
@@ -414,9 +403,11 @@ static uint32_t tx_pending(struct afx_wire *x)
 /*
  * The kernel reads the TX ring only when asked: always in copy mode, and
  * in zero-copy mode when the driver sleeps (XDP_RING_NEED_WAKEUP). A kick
- * sends a batch and answers EAGAIN when entries are left (or the socket's
- * send buffer is full), so kick while the ring drains; a kick that took
- * nothing ends it, and what is left goes with the next commit.
+ * sends up to the socket's budget and answers EAGAIN when entries are left
+ * (or the socket's send buffer is full), so kick while the ring drains; a
+ * kick that took nothing ends it, and what is left goes with the next
+ * commit. With the budget the whole ring (tx_budget_set), one kick a
+ * commit is the rule: one syscall per burst, however many frames.
  */
 static void tx_kick(struct afx_wire *x)
 {
@@ -500,7 +491,7 @@ static void afx_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned i
 	/* our own record of the slots is used; out[] only says how many */
 	if (n > x->reserved)
 		n = x->reserved;
-	tx_reap(x);
+	/* no reap: the next reserve reaps what this burst's kick completed */
 	for (i = 0; i < n; i++) {
 		struct vnic_pkt *pkt = &x->slots[i];
 		struct xdp_desc *d;
@@ -807,6 +798,23 @@ static int in_netns(int netns_fd, void (*fn)(struct afx_open *o), struct afx_ope
 	return c.err;
 }
 
+/*
+ * In copy mode a sendto sends AFX_KERNEL_TX_BATCH frames and leaves the
+ * rest for another (EAGAIN): a commit of 44 segments took two syscalls, a
+ * busy ring more. Linux 6.17 lets the socket raise that to its TX ring's
+ * size, so that one kick sends the whole burst; an older kernel says
+ * ENOPROTOOPT and the kick loop does what it did.
+ */
+static void tx_budget_set(struct afx_wire *x)
+{
+	unsigned int budget = AFX_TX_RING;
+
+	x->tx_budget = AFX_KERNEL_TX_BATCH;
+	if (!x->zerocopy &&
+	    setsockopt(x->fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof(budget)) == 0)
+		x->tx_budget = budget;
+}
+
 /* The XDP_OPTIONS the kernel reports: zero-copy or not, whatever we asked. */
 static void read_options(struct afx_wire *x)
 {
@@ -904,6 +912,7 @@ int vnic_afxdp_create(struct vnic_wire **w, const char *ifname, const struct vni
 		goto err_free;
 	x->fd = xsk_socket__fd(x->xsk);
 	read_options(x);
+	tx_budget_set(x);
 	frames_init(x);
 	snprintf(x->name, sizeof(x->name), "xdp-%s", ifname);
 	err = vnic_fd_irq_init(&x->irq, rx_cpu, &x->wire, x->fd, x->name, &x->rxs.notifies);
@@ -922,6 +931,60 @@ void vnic_afxdp_destroy(struct vnic_wire *w)
 {
 	if (w)
 		afx_free(to_afx(w));
+}
+
+/*
+ * A libxdp ring over the fake's memory, as xsk_socket__create and
+ * xsk_umem__create set theirs up: a producer's cached consumer index runs
+ * a ring's size ahead (libxdp's convention, xsk_prod_nb_free).
+ */
+static void fake_ring(void *ring, uint32_t size, uint32_t *prod, uint32_t *cons, uint32_t *flags,
+		      void *entries, bool producer)
+{
+	struct xsk_ring_prod *r = ring; /* the same layout as xsk_ring_cons */
+
+	r->mask = size - 1;
+	r->size = size;
+	r->producer = prod;
+	r->consumer = cons;
+	r->flags = flags;
+	r->ring = entries;
+	r->cached_prod = *prod;
+	r->cached_cons = *cons + (producer ? size : 0);
+}
+
+_Static_assert(sizeof(struct xsk_ring_prod) == sizeof(struct xsk_ring_cons),
+	       "fake_ring sets both kinds of ring up the same way");
+
+int vnic_afxdp_fake_create(struct vnic_wire **w, struct vnic_afxdp_fake *k, int kick_fd,
+			   uint32_t mtu, uint32_t tx_budget, uint8_t **umem)
+{
+	const struct vnic_afxdp_config cfg = {.mtu = mtu};
+	struct afx_wire *x = NULL;
+	int err;
+
+	if (!w || !k || kick_fd < 0 || !umem || mtu < AFX_MIN_MTU || mtu > AFX_MAX_MTU)
+		return -EINVAL;
+	*w = NULL;
+	err = afx_alloc(&x, "fake", &cfg);
+	if (err) {
+		if (x)
+			afx_free(x);
+		return err;
+	}
+	fake_ring(&x->fill, AFX_FILL_RING, &k->fill_prod, &k->fill_cons, &k->fill_flags, k->fill,
+		  true);
+	fake_ring(&x->rx, AFX_RX_RING, &k->rx_prod, &k->rx_cons, &k->rx_flags, k->rx, false);
+	fake_ring(&x->tx, AFX_TX_RING, &k->tx_prod, &k->tx_cons, &k->tx_flags, k->tx, true);
+	fake_ring(&x->comp, AFX_COMP_RING, &k->comp_prod, &k->comp_cons, &k->comp_flags, k->comp,
+		  false);
+	x->fd = kick_fd;
+	x->tx_budget = tx_budget ? tx_budget : AFX_KERNEL_TX_BATCH;
+	frames_init(x);
+	snprintf(x->name, sizeof(x->name), "xdp-fake");
+	*umem = x->area;
+	*w = &x->wire;
+	return 0;
 }
 
 const char *vnic_afxdp_mode_name(const struct vnic_wire *w)
@@ -956,6 +1019,7 @@ void vnic_afxdp_stats(const struct vnic_wire *w, struct vnic_afxdp_stats *st)
 	}
 	st->native = x->native;
 	st->zerocopy = x->zerocopy;
+	st->tx_budget = x->tx_budget;
 	st->rx_frames = vnic_ctr_read(&x->rxs.frames);
 	st->rx_bytes = vnic_ctr_read(&x->rxs.bytes);
 	st->rx_drop_bad_desc = vnic_ctr_read(&x->rxs.drop_bad_desc);
@@ -1004,6 +1068,7 @@ unsigned int vnic_afxdp_counters(const struct vnic_wire *w, struct vnic_counter 
 	C(tx_drop_ring_full);
 	C(tx_full);
 	C(tx_kicks);
+	C(tx_budget);
 	C(tx_kick_errors);
 	C(tx_stalls);
 	C(tx_completions);

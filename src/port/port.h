@@ -520,17 +520,19 @@ unsigned int vnic_afpacket_counters(const struct vnic_wire *w, struct vnic_count
  *       frames (no copy); rx_release gives them back to the FILL ring. Every
  *       descriptor is checked before use (a receive frame, every byte inside
  *       it): one that is not is dropped and counted (rx_drop_bad_desc).
- *   tx: tx_reserve hands out free tx frames as packets, tx_commit puts them
- *       on the TX ring and kicks the kernel with sendto when it asks for it
- *       (XDP_USE_NEED_WAKEUP; always in copy mode); the COMPLETION ring is
- *       reaped in both to recycle frames. A full ring drops and counts
- *       (tx_drop_ring_full), never blocks.
+ *   tx: tx_reserve reaps the COMPLETION ring and hands out free tx frames
+ *       as packets; tx_commit puts them on the TX ring and kicks the kernel
+ *       with one sendto when it asks for it (XDP_USE_NEED_WAKEUP; always in
+ *       copy mode), the socket's budget raised to the whole ring where the
+ *       kernel has XDP_MAX_TX_SKB_BUDGET (tx_budget). A full ring drops and
+ *       counts (tx_drop_ring_full), never blocks.
  *   notification: the xsk fd on rx_cpu, watched while the receiver's irq is
  *       armed, as for AF_PACKET.
  * Attach: native XDP (the driver's hook, XDP_FLAGS_DRV_MODE) with zero-copy
  * if the driver has it, else native with copies, else generic XDP
  * (XDP_FLAGS_SKB_MODE, copies). The mode taken is in the counters (native,
- * zerocopy) and vnic_afxdp_mode_name. Frames are plain MTU frames both ways
+ * zerocopy) and vnic_afxdp_mode_name; why native was refused in
+ * vnic_afxdp_mode_note. Frames are plain MTU frames both ways
  * (gso_max_size 0): the interface should not aggregate (GRO, LRO) or send
  * superframes; native XDP on a veth turns its peer's segmentation offloads
  * off by itself, generic XDP drops what does not fit a frame. Frames carry
@@ -568,6 +570,7 @@ struct vnic_afxdp_stats {
 	uint64_t tx_drop_ring_full;	/* no room on the TX ring */
 	uint64_t tx_full;		/* reserve calls that got fewer frames than asked */
 	uint64_t tx_kicks;		/* sendto wake-ups */
+	uint64_t tx_budget;		/* frames one sendto sends (copy mode) */
 	uint64_t tx_kick_errors;	/* sendto failed otherwise than "busy, again" */
 	uint64_t tx_stalls;		/* commits that left frames on the TX ring */
 	uint64_t tx_completions;	/* frames the kernel gave back */
