@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # AF_PACKET against AF_XDP under one backed vNIC (docs/LINK.md, "--backing
-# IFNAME"), and AF_PACKET with its thread spinning before it sleeps
-# (--busy-poll-us 50, what vnic link --help recommends for latency), the
-# cases taking turns in every round (each round starts one further along)
-# so that all see the same machine:
+# IFNAME"): AF_PACKET as it comes (superframes), AF_PACKET with MTU frames
+# (like for like with AF_XDP), and AF_PACKET with its thread spinning
+# before it sleeps (--busy-poll-us 50, what vnic link --help recommends for
+# latency), the cases taking turns in every round (each round starts one
+# further along) so that all see the same machine:
 #
 #   netns bk-vnic          netns bk-host                  netns bk-peer
 #   vnic0 10.97.0.1 -- vnic link --backing vb0 --backing-ns bk-host
@@ -11,12 +12,19 @@
 #
 # Throughput: iperf3, one TCP stream, each way (out: from the vNIC's
 # namespace to the peer; in: back). Round trip: sockperf ping-pong over UDP,
-# 14-byte messages, the median round trip. AF_PACKET runs with its defaults
-# (superframes with a vnet header, TPACKET_V2); AF_XDP carries MTU frames,
+# 14-byte messages, the median round trip. afpacket runs with its defaults
+# (superframes with a vnet header, TPACKET_V2). afxdp carries MTU frames,
 # and the peer's tx checksumming is off while it runs (a veth peer's kernel
-# leaves its checksums partial, which AF_XDP cannot tell: docs/LINK.md).
+# leaves its checksums partial, which AF_XDP cannot tell: docs/LINK.md),
+# which turns the peer's segmentation off too. afpacket-mtu is AF_PACKET
+# under the same conditions: --backing-offload off, the peer's tx
+# checksumming off and GRO off on the backing, so that MTU frames cross the
+# socket both ways, as they do AF_XDP's.
 # Prints a markdown table of medians with [min, max] over the rounds, and
-# the AF_XDP / AF_PACKET ratio of each round; then where a round trip's time
+# each case's ratio to afpacket per round (and AF_XDP's to afpacket-mtu,
+# the like-for-like one); with -o, each case also runs on a second binary
+# (its name suffixed "-old") in the same rounds, and the table gives each
+# case's ratio new / old per round. Then where a round trip's time
 # goes on the vNIC's side, from its counters (vnic stats) across the
 # ping-pong: the CPU time of its threads (the kernel's send path included:
 # a send runs the peer's receive in the same syscall) and their time waiting
@@ -24,13 +32,18 @@
 # (epoll_wait, the sleeps' included), the backing's notifications and its
 # send syscalls, each per round trip.
 #
-# Usage: bench/backing.sh [-n ROUNDS] [-d SECONDS] [-c CASES] [-b VNIC] [OUTDIR]
+# Usage: bench/backing.sh [-n ROUNDS] [-d SECONDS] [-c CASES] [-b VNIC]
+#                         [-o VNIC] [-p] [OUTDIR]
 #   -n ROUNDS    rounds (3)
 #   -d SECONDS   each iperf3 and sockperf run (5)
-#   -c CASES     comma-separated, of afpacket, afxdp, afpacket-spin
-#                (default: all three)
+#   -c CASES     comma-separated, of afpacket, afpacket-mtu, afxdp,
+#                afpacket-spin (default: all four)
 #   -b VNIC      the vnic binary (the repository's build-rel/src/app/vnic:
 #                a Release build, with libxdp)
+#   -o VNIC      a second vnic binary (an older build, say) whose cases
+#                alternate with -b's in every round
+#   -p           perf record -g on the vnic process during each outbound
+#                iperf3 (OUTDIR/perf.CASE.ROUND.data; needs perf)
 #   OUTDIR       where every raw output goes: a scratch folder outside the
 #                repository (default: a new mktemp -d folder)
 #
@@ -41,13 +54,17 @@ repo=$(cd "$(dirname "$0")/.." && pwd -P)
 rounds=3
 dur=5
 vnic=$repo/build-rel/src/app/vnic
-cases=afpacket,afxdp,afpacket-spin
-while getopts n:d:c:b:h opt; do
+old=
+prof=0
+cases=afpacket,afpacket-mtu,afxdp,afpacket-spin
+while getopts n:d:c:b:o:ph opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
 	d) dur=$OPTARG ;;
 	c) cases=$OPTARG ;;
 	b) vnic=$(realpath -m "$OPTARG") ;;
+	o) old=$(realpath -m "$OPTARG") ;;
+	p) prof=1 ;;
 	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
@@ -58,6 +75,8 @@ for c in ip ethtool iperf3 sockperf python3; do
 	command -v $c >/dev/null || { echo "bench/backing.sh: needs $c" >&2; exit 1; }
 done
 [ -x "$vnic" ] || { echo "bench/backing.sh: no $vnic (build Release first)" >&2; exit 1; }
+[ -z "$old" ] || [ -x "$old" ] || { echo "bench/backing.sh: no $old" >&2; exit 1; }
+[ "$prof" = 0 ] || command -v perf >/dev/null || { echo "bench/backing.sh: -p needs perf" >&2; exit 1; }
 if [ $# -gt 0 ]; then
 	out=$(realpath -m "$1")
 	case "$out/" in
@@ -106,10 +125,10 @@ ip -n $HOST link set vb0 up
 ip -n $PEER link set vp0 up
 ip -n $PEER link set lo up
 
-start_vnic() { # name round mode [flags...]
-	local log=$out/vnic.$1.$2.log mode=$3 i
-	shift 3
-	"$vnic" link --backing vb0 --backing-ns $HOST --backing-mode "$mode" "$@" --new-ns-a $VNS \
+start_vnic() { # binary name round mode [flags...]
+	local bin=$1 log=$out/vnic.$2.$3.log mode=$4 i
+	shift 4
+	"$bin" link --backing vb0 --backing-ns $HOST --backing-mode "$mode" "$@" --new-ns-a $VNS \
 		--addr-a 10.97.0.1/24 --addr6-a none --name "bk-$$" --quiet >"$log" 2>&1 &
 	PIDS+=($!)
 	for i in $(seq 600); do
@@ -130,10 +149,19 @@ server() { # ns cmd...
 }
 
 tput() { # case round iperf3-flags...
-	local name=$1 round=$2
+	local name=$1 round=$2 perf=
 	shift 2
 	server $PEER iperf3 -s -1 -p 5209
+	if [ "$prof" = 1 ] && [ "${name#out-}" != "$name" ]; then
+		perf record -g -q -o "$out/perf.${name#out-}.$round.data" -p "${PIDS[0]}" \
+			>/dev/null 2>&1 &
+		perf=$!
+	fi
 	ip netns exec $VNS iperf3 -c 10.97.0.2 -p 5209 -t "$dur" -J "$@" >"$out/$name.$round.json"
+	if [ -n "$perf" ]; then
+		kill -INT "$perf" 2>/dev/null || true
+		wait "$perf" 2>/dev/null || true
+	fi
 	stop_servers
 	python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e9))' \
 		"$out/$name.$round.json" >"$out/$name.$round.val"
@@ -165,6 +193,7 @@ rtt() { # case round
 
 declare -A FLAGS=(
 	[afpacket]="afpacket"
+	[afpacket-mtu]="afpacket --backing-offload off"
 	[afxdp]="afxdp"
 	[afpacket-spin]="afpacket --busy-poll-us 50"
 )
@@ -172,32 +201,42 @@ IFS=, read -r -a CASES <<<"$cases"
 for c in "${CASES[@]}"; do
 	[ -n "${FLAGS[$c]+set}" ] || { echo "bench/backing.sh: no case '$c' (${!FLAGS[*]})" >&2; exit 2; }
 done
+RUNS=("${CASES[@]}")
+[ -z "$old" ] || for c in "${CASES[@]}"; do RUNS+=("$c-old"); done
+gro=$(ip netns exec $HOST ethtool -k vb0 | awk '/^generic-receive-offload:/ { print $2 }')
 
 run_case() { # case round
-	local name=$1 r=$2 csum=on
-	[ "$name" = afxdp ] && csum=off
+	local name=$1 r=$2 csum=on g=$gro base=${1%-old} bin=$vnic
+	[ "$base" = "$name" ] || bin=$old
+	# MTU frames both ways: the peer segments, the backing does not aggregate
+	case $base in
+	afxdp) csum=off ;;
+	afpacket-mtu) csum=off g=off ;;
+	esac
 	ip netns exec $PEER ethtool -K vp0 tx $csum >/dev/null
+	ip netns exec $HOST ethtool -K vb0 gro "$g" >/dev/null
 	cut -d' ' -f1 /proc/loadavg >"$out/$name.$r.load"
 	# shellcheck disable=SC2086
-	start_vnic "$name" "$r" ${FLAGS[$name]}
+	start_vnic "$bin" "$name" "$r" ${FLAGS[$base]}
 	tput "out-$name" "$r"
 	tput "in-$name" "$r" -R
 	rtt "rtt-$name" "$r"
 	stop_vnic
 }
 
-echo "bench/backing.sh: commit $commit, $rounds rounds of $dur s, cases $cases; raw outputs in $out" >&2
+runs=$(IFS=,; echo "${RUNS[*]}")
+echo "bench/backing.sh: commit $commit, $rounds rounds of $dur s, cases $runs; raw outputs in $out" >&2
 for r in $(seq "$rounds"); do
-	for i in $(seq 0 $((${#CASES[@]} - 1))); do
-		run_case "${CASES[$(((i + r - 1) % ${#CASES[@]}))]}" "$r"
+	for i in $(seq 0 $((${#RUNS[@]} - 1))); do
+		run_case "${RUNS[$(((i + r - 1) % ${#RUNS[@]}))]}" "$r"
 	done
 	echo "bench/backing.sh: round $r of $rounds done" >&2
 done
 
-python3 - "$out" "$rounds" "$dur" "$commit" "$cases" <<'PY'
+python3 - "$out" "$rounds" "$dur" "$commit" "$runs" "$cases" "${old:+-o $old}" <<'PY'
 import os, re, statistics, sys
 out, rounds, dur, commit = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-cases = sys.argv[5].split(',')
+cases, asked, oldopt = sys.argv[5].split(','), sys.argv[6], sys.argv[7]
 
 def val(name, r):
     with open(os.path.join(out, f'{name}.{r}.val')) as f:
@@ -215,8 +254,8 @@ if 'afxdp' in cases:
     m = re.search(r'\(AF_XDP, ([^,]+),', open(os.path.join(out, 'vnic.afxdp.1.log')).read())
     if m:
         mode = m.group(1)
-print(f'`bench/backing.sh -n {rounds} -d {dur} -c {",".join(cases)}` at commit {commit}: {rounds} rounds, '
-      f'the cases taking turns (AF_XDP: {mode}); median [min, max] over the rounds.')
+print(f'`bench/backing.sh -n {rounds} -d {dur} -c {asked}{" " + oldopt if oldopt else ""}` at commit {commit}: '
+      f'{rounds} rounds, the cases taking turns (AF_XDP: {mode}); median [min, max] over the rounds.')
 if loads:
     print(f'1-minute load average at the start of the runs: median {statistics.median(loads):.2f} '
           f'[{min(loads):.2f}, {max(loads):.2f}] on {os.cpu_count()} CPUs.')
@@ -224,18 +263,31 @@ print()
 print('| backing | TCP out, Gbit/s | TCP in, Gbit/s | UDP ping-pong round trip (median), us |')
 print('|---|---:|---:|---:|')
 names = {'afpacket': '`--backing-mode afpacket` (the default)', 'afxdp': '`--backing-mode afxdp`',
+         'afpacket-mtu': '`--backing-offload off` (AF_PACKET, MTU frames)',
          'afpacket-spin': '`--busy-poll-us 50` (AF_PACKET)'}
-short = {'afxdp': 'AF_XDP', 'afpacket-spin': '`--busy-poll-us 50`'}
+short = {'afpacket': 'AF_PACKET', 'afxdp': 'AF_XDP', 'afpacket-mtu': 'AF_PACKET MTU frames',
+         'afpacket-spin': '`--busy-poll-us 50`'}
+for c in list(names):
+    names[c + '-old'] = names[c] + ', -o build'
+    short[c + '-old'] = short[c] + ' (-o)'
 cols = ('out', 'in', 'rtt')
 for mode_ in cases:
     row = [cell([val(f'{c}-{mode_}', r) for r in range(1, rounds + 1)]) for c in cols]
     print(f'| {names[mode_]} | ' + ' | '.join(row) + ' |')
-for mode_ in cases:
-    if mode_ == 'afpacket' or 'afpacket' not in cases:
-        continue
-    ratio = [cell([val(f'{c}-{mode_}', r) / val(f'{c}-afpacket', r) for r in range(1, rounds + 1)],
+
+def ratio_row(a, b):
+    if a not in cases or b not in cases or a == b:
+        return
+    ratio = [cell([val(f'{c}-{a}', r) / val(f'{c}-{b}', r) for r in range(1, rounds + 1)],
                   '{:.2f}') for c in cols]
-    print(f'| {short[mode_]} / AF_PACKET, per round | ' + ' | '.join(ratio) + ' |')
+    print(f'| {short[a]} / {short[b]}, per round | ' + ' | '.join(ratio) + ' |')
+
+for mode_ in cases:
+    if not mode_.endswith('-old'):
+        ratio_row(mode_, 'afpacket')
+ratio_row('afxdp', 'afpacket-mtu')
+for mode_ in cases:
+    ratio_row(mode_, mode_ + '-old')
 
 def ctrs(path):
     c = {}
