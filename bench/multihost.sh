@@ -22,7 +22,12 @@
 #             superpacket from the TAP's buffer instead of copying it into
 #             its long-term buffer);
 #   vnic-map-frags  --tx-buf map --rx-agg frags (and the receiving driver
-#             hands its aggregates up as fragment lists, not copied whole).
+#             hands its aggregates up as fragment lists, not copied whole);
+#   vnic-t1   the defaults with --threads 1 (a backed vNIC has one datapath
+#             thread already: a control that this changes nothing);
+#   vnic-t1-spin    --threads 1 --busy-poll-us 50;
+#   vnic-map-spin   --tx-buf map --busy-poll-us 50;
+#   NAME      any case given with -x NAME=ARGS: ARGS added to vnic link's.
 # Throughput: iperf3, one TCP stream. Round trip: sockperf ping-pong over
 # UDP, 14-byte messages, the median round trip.
 # Every round runs every case; the order of the vnic cases alternates from
@@ -39,12 +44,15 @@
 # another commit, so that a change is measured against what it changes in
 # the same run, the two alternating like any other cases.
 #
-# Usage: bench/multihost.sh [-n ROUNDS] [-d SECONDS] [-u UNDERLAY_MTU] [-m VXLAN_MTU] [-c CASES] [-b VNIC] [-B VNIC] [-p] [OUTDIR]
+# Usage: bench/multihost.sh [-n ROUNDS] [-d SECONDS] [-u UNDERLAY_MTU] [-m VXLAN_MTU] [-c CASES] [-x NAME=ARGS] [-b VNIC] [-B VNIC] [-p] [OUTDIR]
 #   -n ROUNDS        rounds (3)
 #   -d SECONDS       each iperf3 and sockperf run (5)
 #   -c CASES         the vnic cases to run, comma-separated (default: vnic,
 #                    vnic-plain,vnic-v3,vnic-spin; "all" adds the pinned
 #                    ones and the vnic-map ones)
+#   -x NAME=ARGS     a case of its own, NAME, that runs vnic link with ARGS
+#                    added (e.g. -x 'bp20=--busy-poll-us 20'); put NAME in
+#                    -c to run it; repeatable
 #   -u UNDERLAY_MTU  the veth underlay's MTU (9000)
 #   -m VXLAN_MTU     the VXLAN devices' MTU, and so the vNICs' (1500)
 #   -b VNIC          the vnic binary (build-rel/src/app/vnic: a Release build)
@@ -68,13 +76,39 @@ vnic=$repo/build-rel/src/app/vnic
 vnic_base=
 perf=0
 cases=vnic,vnic-plain,vnic-v3,vnic-spin
-while getopts n:d:u:m:c:b:B:ph opt; do
+declare -A FLAGS=(
+	[vnic]=""
+	[vnic-plain]="--backing-offload off"
+	[vnic-v3]="--backing-ring v3"
+	[vnic-spin]="--busy-poll-us 50"
+	[vnic-pin]="--threads 1 --pin %c"
+	[vnic-spin-pin]="--busy-poll-us 50 --threads 1 --pin %c"
+	[vnic-map]="--tx-buf map"
+	[vnic-map-frags]="--tx-buf map --rx-agg frags"
+	[vnic-t1]="--threads 1"
+	[vnic-t1-spin]="--threads 1 --busy-poll-us 50"
+	[vnic-map-spin]="--tx-buf map --busy-poll-us 50"
+)
+XCASES=
+while getopts n:d:u:m:c:x:b:B:ph opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
 	d) dur=$OPTARG ;;
 	u) umtu=$OPTARG ;;
 	m) vmtu=$OPTARG ;;
 	c) cases=$OPTARG ;;
+	x)
+		case $OPTARG in
+		[A-Za-z0-9]*=*) ;;
+		*) echo "bench/multihost.sh: -x '$OPTARG' is not NAME=ARGS" >&2; exit 2 ;;
+		esac
+		xn=${OPTARG%%=*}
+		case $xn in
+		*[!A-Za-z0-9_-]*) echo "bench/multihost.sh: -x: '$xn' is not a case name (letters, digits, - and _)" >&2; exit 2 ;;
+		esac
+		FLAGS[$xn]=${OPTARG#*=}
+		XCASES+="$xn=${OPTARG#*=};"
+		;;
 	b) vnic=$(realpath -m "$OPTARG") ;;
 	B) vnic_base=$(realpath -m "$OPTARG") ;;
 	p) perf=1 ;;
@@ -254,16 +288,6 @@ rtt() { # case round client-ns server-ns server-addr
 		"$out/$1.$2.txt" >"$out/$1.$2.val"
 }
 
-declare -A FLAGS=(
-	[vnic]=""
-	[vnic-plain]="--backing-offload off"
-	[vnic-v3]="--backing-ring v3"
-	[vnic-spin]="--busy-poll-us 50"
-	[vnic-pin]="--threads 1 --pin %c"
-	[vnic-spin-pin]="--busy-poll-us 50 --threads 1 --pin %c"
-	[vnic-map]="--tx-buf map"
-	[vnic-map-frags]="--tx-buf map --rx-agg frags"
-)
 [ "$cases" = all ] && cases=vnic,vnic-plain,vnic-v3,vnic-spin,vnic-pin,vnic-spin-pin,vnic-map,vnic-map-frags
 IFS=, read -r -a CASES <<<"$cases"
 for c in "${CASES[@]}"; do
@@ -285,6 +309,7 @@ vnic_case() { # index round
 
 [ -z "$vnic_base" ] || echo "bench/multihost.sh: CASE@base cases run $vnic_base" >&2
 echo "bench/multihost.sh: commit $commit, $rounds rounds of $dur s, underlay MTU $umtu, VXLAN MTU $vmtu, cases $cases; raw outputs in $out" >&2
+[ -z "$XCASES" ] || echo "bench/multihost.sh: cases of -x: $XCASES" >&2
 cut -d' ' -f1-3 /proc/loadavg | sed 's/^/load before: /' >&2
 for r in $(seq "$rounds"); do
 	tput tput-overlay "$r" "$H1" "$H2" 10.63.0.2
@@ -303,7 +328,7 @@ if [ "$perf" -eq 1 ]; then
 			grep -E '^ +[0-9.]+%' >"$out/tput-$c.perf.txt" || true
 	done
 fi
-python3 - "$out" "$rounds" "$cases" "$perf" <<'EOF'
+python3 - "$out" "$rounds" "$cases" "$perf" "$XCASES" <<'EOF'
 import re, statistics, sys
 out, n, cases, perf = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4] == "1"
 def vals(case):
@@ -316,7 +341,12 @@ labels = {"vnic": "vnic link --backing (defaults)", "vnic-plain": "vnic, --backi
           "vnic-v3": "vnic, --backing-ring v3", "vnic-spin": "vnic, --busy-poll-us 50",
           "vnic-pin": "vnic, --threads 1 --pin (a core per host)",
           "vnic-spin-pin": "vnic, --busy-poll-us 50, a core per host",
-          "vnic-map": "vnic, --tx-buf map", "vnic-map-frags": "vnic, --tx-buf map --rx-agg frags"}
+          "vnic-map": "vnic, --tx-buf map", "vnic-map-frags": "vnic, --tx-buf map --rx-agg frags",
+          "vnic-t1": "vnic, --threads 1", "vnic-t1-spin": "vnic, --threads 1 --busy-poll-us 50",
+          "vnic-map-spin": "vnic, --tx-buf map --busy-poll-us 50"}
+for x in filter(None, sys.argv[5].split(";")):
+    name, args = x.split("=", 1)
+    labels[name] = f"vnic, {args} ({name})"
 print("| path | TCP 1 stream, Gbit/s | UDP ping-pong round trip (median), us |")
 print("|---|---:|---:|")
 print(f"| overlay (hosts over VXLAN, no vnic) | {cell(vals('tput-overlay'))} | |")
