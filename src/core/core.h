@@ -227,9 +227,11 @@ struct vnic_cpu_spin_group {
 };
 
 /*
- * A spin source: work another process signals by a word in shared memory,
- * which a busy-polling cpu looks at on every turn instead of waiting for
- * that process's eventfd write (the split transport's doorbells, hv/shm.c).
+ * A spin source: work another process (or the kernel) signals by a word in
+ * shared memory, which a busy-polling cpu looks at on every turn instead of
+ * waiting for that process's eventfd write (the split transport's
+ * doorbells, hv/shm.c) or for the kernel to wake a socket (an AF_PACKET
+ * ring's status words, port/afpacket.c: vnic_cpu_fd_look_by_src).
  * The cpu calls polling(true) before the first turn of a spin and
  * polling(false) just before it sleeps, each followed by a seq_cst look
  * (peek) on the cpu's side: the source stores its flag seq_cst, its
@@ -1251,7 +1253,8 @@ void vnic_trace_report(FILE *f);
  * watching it (vnic_cpu_mod_fd with 0). A poller may be run once more after
  * it stopped watching (readiness seen just before): it must cope with a run
  * that finds nothing. The poller of an fd marked vnic_cpu_fd_look_by_run
- * is also run as a spinning cpu's look at the fd.
+ * is also run as a spinning cpu's look at the fd; an fd marked
+ * vnic_cpu_fd_look_by_src is looked at through its spin source instead.
  * ------------------------------------------------------------------------- */
 
 enum {
@@ -1285,6 +1288,19 @@ int vnic_cpu_add_fd(struct vnic_cpu *cpu, int fd, uint32_t events, struct vnic_p
  * -EBUSY (cpu started).
  */
 int vnic_cpu_fd_look_by_run(struct vnic_cpu *cpu, int fd);
+/*
+ * Before cpu starts, after vnic_cpu_add_spin_src: a spin source whose
+ * poller is fd's sees, without a syscall, what fd would report (an
+ * AF_PACKET socket's receive ring, whose status words the kernel sets
+ * before it wakes the socket), so a busy-polling cpu leaves fd out of its
+ * looks and peeks the source instead, on every turn: the other fds are
+ * then looked at as if fd were not watched (by run, when they are all
+ * marked so). Edges fd raised for what a peek found are still reported by
+ * a later epoll_wait: its poller must cope with a run that finds nothing
+ * new. 0 or -ENOENT (fd not registered), -EINVAL (no spin source of fd's
+ * poller on this cpu), -EBUSY (cpu started).
+ */
+int vnic_cpu_fd_look_by_src(struct vnic_cpu *cpu, int fd);
 /*
  * Owner's thread (or before start): watch events on fd from now on; 0 stops
  * watching (e.g. a TAP queue whose tx queue is stopped). 0 or -errno:

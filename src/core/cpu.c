@@ -64,6 +64,7 @@ struct fd_entry {
 	int fd;
 	uint32_t events;	/* watched now; 0 = not in the epoll set */
 	bool by_run;		/* vnic_cpu_fd_look_by_run */
+	bool by_src;		/* vnic_cpu_fd_look_by_src */
 	struct vnic_poller *p;
 };
 
@@ -414,6 +415,7 @@ int vnic_cpu_add_fd(struct vnic_cpu *cpu, int fd, uint32_t events, struct vnic_p
 	e->fd = fd;
 	e->events = 0;
 	e->by_run = false;
+	e->by_src = false;
 	e->p = p;
 	err = fd_apply(cpu->fds, e, events);
 	if (err)
@@ -431,6 +433,24 @@ int vnic_cpu_fd_look_by_run(struct vnic_cpu *cpu, int fd)
 	if (cpu->thread)
 		return -EBUSY;
 	e->by_run = true;
+	return 0;
+}
+
+int vnic_cpu_fd_look_by_src(struct vnic_cpu *cpu, int fd)
+{
+	struct fd_entry *e = cpu ? fd_find(cpu->fds, fd) : NULL;
+	const struct vnic_cpu_spin_src *src;
+
+	if (!e)
+		return -ENOENT;
+	if (cpu->thread)
+		return -EBUSY;
+	for (src = cpu->spin_srcs; src; src = src->next)
+		if (src->poller == e->p)
+			break;
+	if (!src)
+		return -EINVAL;
+	e->by_src = true;
 	return 0;
 }
 
@@ -707,9 +727,12 @@ static bool handoff_waits(struct vnic_cpu *cpu)
  * measured on (docs/BENCHMARKS.md, "Small messages"). A run looks at one
  * fd where epoll_wait looks at all, so the spin runs pollers only for up
  * to VNIC_CPU_FD_PROBE_MAX fds, and only when every watched fd is such an
- * fd, watched level-triggered for EPOLLIN alone: any other (a backing's
- * edge-triggered socket, a doorbell whose poller does not say what it
- * found) needs epoll_wait to be seen at all.
+ * fd, watched level-triggered for EPOLLIN alone: any other (a doorbell
+ * whose poller does not say what it found) needs epoll_wait to be seen at
+ * all. An fd marked with vnic_cpu_fd_look_by_src needs no look of its own:
+ * its spin source is peeked on every turn of the spin, without a syscall
+ * (a backing's edge-triggered socket, whose ring says what the socket
+ * would), so it neither counts among the runs nor calls for epoll_wait.
  */
 struct fd_probe {
 	bool epoll;		/* looks by epoll_wait; else by running idx[] */
@@ -723,7 +746,8 @@ static bool probed(const struct fd_entry *e)
 }
 
 /*
- * How a spin looks at the fds; none watched: no look at all. The turns go
+ * How a spin looks at the fds; none watched (or all seen by their spin
+ * sources): no look at all. The turns go
  * on from the last spin's: a spin ends at the look that finds work, and
  * the next must not start with that fd again, or a busy one would keep
  * the others waiting.
@@ -736,7 +760,7 @@ static void probe_set(const struct vnic_cpu_fds *fds, struct fd_probe *pr)
 	pr->next = 0;
 	pr->epoll = false;
 	for (i = 0; i < fds->n; i++) {
-		if (!fds->ent[i].events)
+		if (!fds->ent[i].events || fds->ent[i].by_src)
 			continue;
 		if (!probed(&fds->ent[i]) || pr->n == VNIC_CPU_FD_PROBE_MAX) {
 			pr->epoll = true;

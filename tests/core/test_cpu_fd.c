@@ -7,7 +7,8 @@
  * loses no wake-up in a ping-pong with a futex cpu; timers still fire while
  * the cpu sleeps in epoll_wait; an idle costs one epoll_wait, whether the fd
  * or a schedule woke it; a spinning cpu looks at the fds marked for it by
- * running their pollers. Plus the same in manual mode and the setup errors.
+ * running their pollers, and at an fd marked to be seen through its spin
+ * source by peeking that source alone. Plus the same in manual mode and the setup errors.
  *
  * No timing is asserted: waits on the test side are hang guards only.
  */
@@ -433,6 +434,138 @@ static void test_spin_looks_take_turns(void **state)
 }
 
 /* ---------------------------------------------------------------------------
+ * An fd seen through its spin source (vnic_cpu_fd_look_by_src), as an
+ * AF_PACKET socket is through its ring. Beside the reader's pipe, marked to
+ * be looked at by a run, a "socket": an edge-triggered pipe whose poller
+ * takes items from a "ring" (a counter the test thread raises), and a spin
+ * source that peeks the ring. Marked, the socket does not make the spin
+ * look by epoll_wait: the reader's bytes are read by runs and no
+ * epoll_wait is made. Unmarked, every look is an epoll_wait. Either way
+ * the peek takes every item, those the pipe never reported too, and a run
+ * for an edge of an item already taken finds nothing and copes.
+ * ------------------------------------------------------------------------- */
+
+struct ring {
+	struct vnic_poller p;
+	struct vnic_cpu_spin_src src;
+	int fds[2];
+	_Atomic uint64_t head;	/* items put, by the test thread */
+	uint64_t tail;		/* owner only */
+	_Atomic uint64_t taken;
+	_Atomic uint64_t empty_runs;
+};
+
+static struct ring rg;
+
+static int ring_poll(struct vnic_poller *p, int budget)
+{
+	struct ring *r = vnic_container_of(p, struct ring, p);
+	uint64_t n = atomic_load(&r->head) - r->tail;
+
+	(void)budget;
+	r->tail += n;
+	if (!n)
+		atomic_fetch_add(&r->empty_runs, 1);
+	atomic_fetch_add(&r->taken, n);
+	return (int)n;
+}
+
+static bool ring_peek(struct vnic_cpu_spin_src *src)
+{
+	struct ring *r = vnic_container_of(src, struct ring, src);
+
+	return atomic_load(&r->head) != r->tail;
+}
+
+static void ring_polling(struct vnic_cpu_spin_src *src, bool on)
+{
+	(void)src;
+	(void)on;
+}
+
+/* An item, then (edge) the pipe's wake-up, as the kernel writes a frame and then wakes the socket. */
+static void ring_put(bool edge)
+{
+	atomic_fetch_add(&rg.head, 1);
+	if (edge)
+		assert_int_equal(write(rg.fds[1], "r", 1), 1);
+}
+
+static void run_src_looks(bool mark)
+{
+	uint64_t i, waits0, probes0, hits0, want = 0;
+
+	memset(&rg, 0, sizeof(rg));
+	reader_setup(&rd, SPIN_FOREVER_NS);
+	vnic_cpu_set_spin(&rd.cpu, VNIC_CPU_SPIN_FIXED);
+	assert_int_equal(pipe2(rg.fds, O_NONBLOCK | O_CLOEXEC), 0);
+	assert_int_equal(vnic_cpu_add(&rd.cpu, &rg.p, "ring", ring_poll), 0);
+	assert_int_equal(vnic_cpu_fd_look_by_src(&rd.cpu, rg.fds[0]), -ENOENT);
+	assert_int_equal(vnic_cpu_add_fd(&rd.cpu, rg.fds[0], EPOLLIN | EPOLLET, &rg.p), 0);
+	/* no spin source of its poller yet, and none ever of the reader's */
+	assert_int_equal(vnic_cpu_fd_look_by_src(&rd.cpu, rg.fds[0]), -EINVAL);
+	rg.src.polling = ring_polling;
+	rg.src.peek = ring_peek;
+	rg.src.poller = &rg.p;
+	assert_int_equal(vnic_cpu_add_spin_src(&rd.cpu, &rg.src), 0);
+	assert_int_equal(vnic_cpu_fd_look_by_src(&rd.cpu, rd.fds[0]), -EINVAL);
+	assert_int_equal(vnic_cpu_fd_look_by_run(&rd.cpu, rd.fds[0]), 0);
+	if (mark)
+		assert_int_equal(vnic_cpu_fd_look_by_src(&rd.cpu, rg.fds[0]), 0);
+	assert_int_equal(vnic_cpu_start(&rd.cpu), 0);
+	assert_int_equal(vnic_cpu_fd_look_by_src(&rd.cpu, rg.fds[0]), -EBUSY);
+
+	/* items the pipe never reports: only the peek finds them */
+	for (i = 1; i <= PROBE_ROUNDS; i++) {
+		ring_put(false);
+		assert_true(vnic_test_wait_count(&rg.taken, i));
+	}
+	/* the reader's bytes alone: how the spin looks at the fds */
+	waits0 = vnic_ctr_read(&rd.cpu.stats.fd_waits);
+	probes0 = vnic_ctr_read(&rd.cpu.stats.fd_probes);
+	hits0 = vnic_ctr_read(&rd.cpu.stats.fd_probe_hits);
+	for (i = 0; i < PROBE_ROUNDS; i++) {
+		put(&rd, "a");
+		assert_true(vnic_test_wait_count(&rd.bytes, ++want));
+	}
+	waits0 = vnic_ctr_read(&rd.cpu.stats.fd_waits) - waits0;
+	probes0 = vnic_ctr_read(&rd.cpu.stats.fd_probes) - probes0;
+	/* the last run may not have returned yet */
+	hits0 = vnic_ctr_read(&rd.cpu.stats.fd_probe_hits) + 1 - hits0;
+	/* items with their edges: the edges of those the peek took find nothing */
+	for (i = 1; i <= PROBE_ROUNDS; i++) {
+		ring_put(true);
+		assert_true(vnic_test_wait_count(&rg.taken, PROBE_ROUNDS + i));
+	}
+	vnic_cpu_stop(&rd.cpu);
+	print_message("socket %s: %llu epoll_waits and %llu runs (%llu hits) for %d reads; "
+		      "%llu ring runs that found nothing\n",
+		      mark ? "marked" : "unmarked", (unsigned long long)waits0,
+		      (unsigned long long)probes0, (unsigned long long)hits0, PROBE_ROUNDS,
+		      (unsigned long long)atomic_load(&rg.empty_runs));
+	assert_int_equal(rd.cpu.stats.sleeps, 0);
+	assert_int_equal(atomic_load(&rg.taken), 2 * PROBE_ROUNDS);
+	assert_int_equal(rd.sum, PROBE_ROUNDS * 'a');
+	if (mark) {
+		assert_int_equal(waits0, 0);
+		assert_true(hits0 >= PROBE_ROUNDS);
+	} else {
+		assert_int_equal(probes0, 0);
+		assert_true(waits0 >= PROBE_ROUNDS);
+	}
+	reader_teardown(&rd);
+	close(rg.fds[0]);
+	close(rg.fds[1]);
+}
+
+static void test_spin_src_stands_for_fd(void **state)
+{
+	(void)state;
+	run_src_looks(true);
+	run_src_looks(false);
+}
+
+/* ---------------------------------------------------------------------------
  * Schedules across threads: an fd cpu (eventfd wake) against a futex cpu.
  * ------------------------------------------------------------------------- */
 
@@ -605,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_spin_runs_marked_fds),
 		cmocka_unit_test(test_spin_epoll_for_others),
 		cmocka_unit_test(test_spin_looks_take_turns),
+		cmocka_unit_test(test_spin_src_stands_for_fd),
 		cmocka_unit_test(test_pingpong_eventfd_sleeping),
 		cmocka_unit_test(test_pingpong_eventfd_busy_poll),
 		cmocka_unit_test(test_timers_on_fd_cpu),
