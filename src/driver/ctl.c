@@ -801,13 +801,35 @@ static int request_maps(struct vnic_drv *drv)
 	return 0;
 }
 
-/* Step 7: our completion rings, tx first, then rx. Sent again as it was after a timeout. */
-static void login(struct vnic_drv *drv)
+static uint32_t login_len(const struct vnic_drv *drv)
+{
+	return sizeof(struct vnic_login_buf) + 4 * (drv->ntx + drv->nrx);
+}
+
+/*
+ * A LOGIN naming the buffer login_write filled. A timeout sends it again
+ * unchanged, buffer included: the device may still be reading it for the
+ * first sending (a slow server), so it is written once per login step.
+ */
+static void login_send(struct vnic_drv *drv)
+{
+	struct vnic_crq m;
+
+	memset(&m, 0, sizeof(m));
+	vnic_be16_put(&m.login.len, (uint16_t)login_len(drv));
+	vnic_be64_put(&m.login.ioba, drv->ctl_ioba + CTL_LOGIN_OFF);
+	send_cmd(drv, &m, VNIC_CMD_LOGIN);
+}
+
+/*
+ * Step 7: our completion rings, tx first, then rx. Written when the step
+ * starts: the device answered our INIT since it last read the buffer.
+ */
+static void login_write(struct vnic_drv *drv)
 {
 	struct vnic_login_buf *lb = (void *)(drv->ctl + CTL_LOGIN_OFF);
 	uint8_t *arr = drv->ctl + CTL_LOGIN_OFF + sizeof(*lb);
-	uint32_t len = sizeof(*lb) + 4 * (drv->ntx + drv->nrx), i;
-	struct vnic_crq m;
+	uint32_t len = login_len(drv), i;
 
 	memset(lb, 0, VNIC_LOGIN_BUF_MAX);
 	vnic_be32_put(&lb->len, len);
@@ -823,19 +845,15 @@ static void login(struct vnic_drv *drv)
 	for (i = 0; i < drv->nrx; i++)
 		vnic_be32_put((struct vnic_be32 *)(arr + 4 * (drv->ntx + i)),
 			      drv->rxq[i].comp->handle);
-	/* A stale response must not pass for the new one. */
+	/* A stale response (an earlier login step's) must not pass for the new one. */
 	memset(drv->ctl + CTL_LOGIN_RSP_OFF, 0, VNIC_LOGIN_RSP_BUF_MAX);
-
-	memset(&m, 0, sizeof(m));
-	vnic_be16_put(&m.login.len, (uint16_t)len);
-	vnic_be64_put(&m.login.ioba, drv->ctl_ioba + CTL_LOGIN_OFF);
-	send_cmd(drv, &m, VNIC_CMD_LOGIN);
 }
 
 static void start_login(struct vnic_drv *drv)
 {
 	vnic_drv_set_state(drv, DRV_LOGIN);
-	login(drv);
+	login_write(drv);
+	login_send(drv);
 }
 
 static bool array_ok(uint32_t off, uint32_t n, uint32_t len)
@@ -1324,7 +1342,7 @@ static void resend(struct vnic_drv *drv)
 		send_maps(drv, VNIC_CMD_REQUEST_MAP);
 		break;
 	case DRV_LOGIN:
-		login(drv);
+		login_send(drv);
 		break;
 	case DRV_LINK_UP:
 		vnic_drv_send_link_state(drv, VNIC_LINK_UP);
