@@ -205,12 +205,11 @@ static uint64_t stat_of(struct vnic_wire *w, const char *name)
 {
 	struct vnic_counter c[32];
 	unsigned int n = vnic_afpacket_counters(w, c, 32);
+	const struct vnic_counter *e = vnic_counter_find(c, n < 32 ? n : 32, name);
 
-	for (unsigned int i = 0; i < n && i < 32; i++)
-		if (!strcmp(c[i].name, name))
-			return c[i].value;
-	fail_msg("no counter %s", name);
-	return 0;
+	if (!e)
+		fail_msg("no counter %s", name);
+	return e ? e->value : 0;
 }
 
 static void test_errors(void **state)

@@ -73,12 +73,11 @@ static uint64_t stat_of(struct vnic_wire *w, const char *name)
 {
 	struct vnic_counter c[48];
 	unsigned int n = vnic_afxdp_counters(w, c, 48);
+	const struct vnic_counter *e = vnic_counter_find(c, n < 48 ? n : 48, name);
 
-	for (unsigned int i = 0; i < n && i < 48; i++)
-		if (!strcmp(c[i].name, name))
-			return c[i].value;
-	fail_msg("no counter %s", name);
-	return 0;
+	if (!e)
+		fail_msg("no counter %s", name);
+	return e ? e->value : 0;
 }
 
 /* The kicks the wire made since the last call: datagrams on the kernel's end. */
