@@ -683,6 +683,27 @@ static int login_rsp_write(struct vnic_dev *dev, uint64_t rsp_ioba, uint32_t nee
 	return vnic_hv_dma_write(dev->hv, rsp_ioba, out, need);
 }
 
+/*
+ * The same login again while logged in (a driver's resend after a timeout,
+ * a duplicate): answered as the first was, but its response is not written
+ * again. The first one's response is in the driver's buffer already (we are
+ * logged in only once it was written), and the driver may be reading it now
+ * for the first answer: a second write, even of the same bytes, would race
+ * with that read. A new login step needs a new session: the driver's INIT
+ * takes the device out of LOGGED_IN (handle_init), and only then is its
+ * response buffer ours to write again. A login naming other rings is not
+ * a repeat, and is refused.
+ */
+static uint8_t login_again(struct vnic_dev *dev, const uint32_t *txcomp, uint32_t ntx,
+			   const uint32_t *rxcomp, uint32_t nrx)
+{
+	if (memcmp(txcomp, dev->login_txcomp, ntx * sizeof(*txcomp)) ||
+	    memcmp(rxcomp, dev->login_rxcomp, nrx * sizeof(*rxcomp)))
+		return VNIC_RC_INVALIDSTATE;
+	vnic_ctr_inc(&dev->ctl_st.dup_logins);
+	return VNIC_RC_SUCCESS;
+}
+
 static uint8_t cmd_login(struct vnic_dev *dev, struct vnic_crq *rsp)
 {
 	uint8_t buf[VNIC_LOGIN_BUF_MAX];
@@ -723,13 +744,8 @@ static uint8_t cmd_login(struct vnic_dev *dev, struct vnic_crq *rsp)
 		return VNIC_RC_INVALIDLENGTH;
 	if (rsp_ioba >= VNIC_IOBA_LIMIT || !vnic_hv_dma_translate(dev->hv, rsp_ioba, need))
 		return VNIC_RC_INVALIDIOBA;
-	if (again) {
-		if (memcmp(txcomp, dev->login_txcomp, ntx * sizeof(*txcomp)) ||
-		    memcmp(rxcomp, dev->login_rxcomp, nrx * sizeof(*rxcomp)))
-			return VNIC_RC_INVALIDSTATE;
-		vnic_ctr_inc(&dev->ctl_st.dup_logins);
-		return login_rsp_write(dev, rsp_ioba, need) ? VNIC_RC_INVALIDIOBA : VNIC_RC_SUCCESS;
-	}
+	if (again)
+		return login_again(dev, txcomp, ntx, rxcomp, nrx);
 
 	vnic_ctr_set32(&dev->rx_buf_size, rx_buf_size_of(dev));
 	if (queues_alloc(dev, txcomp, rxcomp))

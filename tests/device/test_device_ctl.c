@@ -169,6 +169,68 @@ static void test_below_min(void **state)
 	assert_int_equal(h_ctr(e, "ctl_rc_parameter"), 5);
 }
 
+/*
+ * LOGIN as a driver resends it: the response buffer left as it is (h_login
+ * clears it first and parses the answer).
+ */
+static uint8_t login_again(struct h_env *e, uint32_t len)
+{
+	struct vnic_crq m;
+
+	h_crq_cmd(&m, VNIC_CMD_LOGIN);
+	vnic_be16_put(&m.login.len, (uint16_t)len);
+	vnic_be64_put(&m.login.ioba, e->ctl_ioba + H_LOGIN_OFF);
+	return h_cmd(e, &m, NULL);
+}
+
+static bool rsp_buf_is(const struct h_env *e, uint8_t byte)
+{
+	unsigned int i;
+
+	for (i = 0; i < H_LOGIN_RSP_LEN; i++)
+		if (e->ctl[H_LOGIN_RSP_OFF + i] != byte)
+			return false;
+	return true;
+}
+
+/*
+ * A LOGIN while logged in never writes the response buffer: the driver owns
+ * it from the first answer on and may be reading it while its resend is
+ * answered (docs/PROTOCOL.md section 2, "Lost and repeated messages").
+ */
+static void test_login_again_keeps_rsp(void **state)
+{
+	struct h_env *e = *state;
+	uint32_t len, sub;
+
+	h_bringup(e, 2, 2);
+	sub = e->txsubm[1];
+	assert_int_equal(h_link(e, VNIC_LINK_DOWN), VNIC_RC_SUCCESS);
+	len = h_login_build(e);
+	memset(e->ctl + H_LOGIN_RSP_OFF, 0xA5, H_LOGIN_RSP_LEN);
+	/* the same login, twice: answered, counted, nothing written */
+	assert_int_equal(login_again(e, len), VNIC_RC_SUCCESS);
+	assert_int_equal(login_again(e, len), VNIC_RC_SUCCESS);
+	assert_true(rsp_buf_is(e, 0xA5));
+	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 2);
+	/* other rings: refused, nothing written */
+	e->ctl[H_LOGIN_OFF + sizeof(struct vnic_login_buf) + 2] ^= 0x01;
+	assert_int_equal(login_again(e, len), VNIC_RC_INVALIDSTATE);
+	assert_true(rsp_buf_is(e, 0xA5));
+	/* link up: refused, nothing written */
+	len = h_login_build(e);
+	assert_int_equal(h_link(e, VNIC_LINK_UP), VNIC_RC_SUCCESS);
+	assert_int_equal(login_again(e, len), VNIC_RC_INVALIDSTATE);
+	assert_true(rsp_buf_is(e, 0xA5));
+	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 2);
+	/* the queues of the first login are still the ones in force */
+	assert_int_equal(h_ctr(e, "state"), 3);
+	assert_int_equal(e->txsubm[1], sub);
+	/* a new session (INIT) makes the buffer the device's to write again */
+	h_bringup(e, 2, 2);
+	assert_false(rsp_buf_is(e, 0xA5));
+}
+
 static void test_wrong_state(void **state)
 {
 	struct h_env *e = *state;
@@ -197,7 +259,7 @@ static void test_wrong_state(void **state)
 	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_SUCCESS);
 	assert_int_equal(h_request_cap(e, VNIC_CAP_REQ_TX_QUEUES, 1, &g), VNIC_RC_INVALIDSTATE);
 	/* the same login again (a retry, a duplicate) is answered again ... */
-	assert_int_equal(h_login(e, h_login_build(e)), VNIC_RC_SUCCESS);
+	assert_int_equal(login_again(e, h_login_build(e)), VNIC_RC_SUCCESS);
 	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 1);
 	/* ... a login naming other rings is not */
 	{
@@ -593,6 +655,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_partial_success, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_below_min, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_login_again_keeps_rsp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_stray, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_login_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_offload, setup, teardown),
