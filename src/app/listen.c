@@ -514,20 +514,16 @@ static unsigned int collect(void *ctx, struct vnic_counter *out, unsigned int ma
 {
 	const struct listener *l = ctx;
 	uint64_t v[NSWITCH];
-	unsigned int i;
+	unsigned int i, n = 0;
 
-	for (i = 0; i < NCOUNTS && i < max; i++) {
-		snprintf(out[i].name, sizeof(out[i].name), "%s", counts[i].name);
-		out[i].value = count_of(l, i);
-	}
+	for (i = 0; i < NCOUNTS; i++)
+		vnic_counter_put(out, max, &n, counts[i].name, count_of(l, i));
 	if (!l->sw)
-		return NCOUNTS;
+		return n;
 	switch_values(l, v);
-	for (i = 0; i < NSWITCH && NCOUNTS + i < max; i++) {
-		snprintf(out[NCOUNTS + i].name, sizeof(out[0].name), "%s", switch_names[i]);
-		out[NCOUNTS + i].value = v[i];
-	}
-	return NCOUNTS + NSWITCH;
+	for (i = 0; i < NSWITCH; i++)
+		vnic_counter_put(out, max, &n, switch_names[i], v[i]);
+	return n;
 }
 
 static void report(const struct listener *l)

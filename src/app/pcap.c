@@ -569,15 +569,14 @@ unsigned int vnic_pcap_counters(const struct vnic_pcap *pc, struct vnic_counter 
 	static const char *const names[] = { "written", "left_out", "waits", "wait_us" };
 	struct vnic_pcap_stats st;
 	uint64_t v[4];
+	unsigned int n = 0;
 
 	vnic_pcap_stats(pc, &st);
 	v[0] = st.written;
 	v[1] = st.left_out;
 	v[2] = st.waits;
 	v[3] = st.wait_ns / 1000;
-	for (unsigned int i = 0; i < 4 && i < max; i++) {
-		snprintf(out[i].name, sizeof(out[i].name), "%s", names[i]);
-		out[i].value = v[i];
-	}
-	return 4;
+	for (unsigned int i = 0; i < 4; i++)
+		vnic_counter_put(out, max, &n, names[i], v[i]);
+	return n;
 }

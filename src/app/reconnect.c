@@ -332,11 +332,7 @@ unsigned int vnic_split_client_counters(const struct vnic_split *c, struct vnic_
 
 	if (!r)
 		return at;
-	for (unsigned int i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++, at++) {
-		if (at >= max)
-			continue;
-		snprintf(out[at].name, sizeof(out[at].name), "%s", ctrs[i].name);
-		out[at].value = vnic_ctr_read(ctrs[i].v);
-	}
+	for (unsigned int i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++)
+		vnic_counter_put(out, max, &at, ctrs[i].name, vnic_ctr_read(ctrs[i].v));
 	return at;
 }

@@ -248,12 +248,10 @@ unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *
 		{ "fd_probes", vnic_ctr_read(&st->fd_probes) },
 		{ "fd_probe_hits", vnic_ctr_read(&st->fd_probe_hits) },
 	};
-	unsigned int n = sizeof(c) / sizeof(c[0]);
+	unsigned int n = 0;
 
-	for (unsigned int i = 0; i < n && i < max; i++) {
-		snprintf(out[i].name, sizeof(out[i].name), "%s", c[i].name);
-		out[i].value = c[i].value;
-	}
+	for (unsigned int i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		vnic_counter_put(out, max, &n, c[i].name, c[i].value);
 	return n;
 }
 
