@@ -239,7 +239,9 @@ struct vnic_cpu_spin_group {
  * the producer sees the flag down and writes the eventfd, or the look after
  * polling(false) sees the word (idle_sleep in cpu.c). While the flag is up
  * the cpu peeks on every loop turn, busy or spinning: one shared load, no
- * syscall. A peek that finds work schedules poller.
+ * syscall. A peek that finds work schedules poller. polling may be NULL
+ * for a producer that wakes the cpu's fd whatever the cpu does (the kernel
+ * filling an AF_PACKET ring): there is no flag to raise, only the peeks.
  */
 struct vnic_cpu_spin_src {
 	void (*polling)(struct vnic_cpu_spin_src *src, bool on);
@@ -276,7 +278,8 @@ void vnic_cpu_set_spin(struct vnic_cpu *cpu, enum vnic_cpu_spin mode);
 int vnic_cpu_pin(struct vnic_cpu *cpu, int core);
 /*
  * Before start: src is looked at while the cpu busy-polls (struct
- * vnic_cpu_spin_src); its poller must be one of the cpu's. 0 or -EINVAL/-EBUSY.
+ * vnic_cpu_spin_src); its poller must be one of the cpu's, its peek set,
+ * its polling set or NULL. 0 or -EINVAL/-EBUSY.
  */
 int vnic_cpu_add_spin_src(struct vnic_cpu *cpu, struct vnic_cpu_spin_src *src);
 /* Setup: a group in which at most max cpus spin at once (max 0: none spins). */

@@ -487,7 +487,7 @@ void vnic_poller_set_timer(struct vnic_poller *p, uint64_t deadline_ns)
 
 int vnic_cpu_add_spin_src(struct vnic_cpu *cpu, struct vnic_cpu_spin_src *src)
 {
-	if (!cpu || !src || !src->polling || !src->peek || !src->poller || src->poller->cpu != cpu)
+	if (!cpu || !src || !src->peek || !src->poller || src->poller->cpu != cpu)
 		return -EINVAL;
 	if (cpu->thread)
 		return -EBUSY;
@@ -540,7 +540,8 @@ void vnic_cpu_spin_group_leave(struct vnic_cpu_spin_group *g)
 static void srcs_polling(struct vnic_cpu *cpu, bool on)
 {
 	for (struct vnic_cpu_spin_src *src = cpu->spin_srcs; src; src = src->next)
-		src->polling(src, on);
+		if (src->polling)
+			src->polling(src, on);
 	cpu->src_polling = on;
 }
 

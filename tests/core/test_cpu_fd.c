@@ -438,7 +438,8 @@ static void test_spin_looks_take_turns(void **state)
  * AF_PACKET socket is through its ring. Beside the reader's pipe, marked to
  * be looked at by a run, a "socket": an edge-triggered pipe whose poller
  * takes items from a "ring" (a counter the test thread raises), and a spin
- * source that peeks the ring. Marked, the socket does not make the spin
+ * source that peeks the ring, with no polling hook (the kernel wakes an
+ * AF_PACKET socket whatever the cpu does: no flag to raise). Marked, the socket does not make the spin
  * look by epoll_wait: the reader's bytes are read by runs and no
  * epoll_wait is made. Unmarked, every look is an epoll_wait. Either way
  * the peek takes every item, those the pipe never reported too, and a run
@@ -477,12 +478,6 @@ static bool ring_peek(struct vnic_cpu_spin_src *src)
 	return atomic_load(&r->head) != r->tail;
 }
 
-static void ring_polling(struct vnic_cpu_spin_src *src, bool on)
-{
-	(void)src;
-	(void)on;
-}
-
 /* An item, then (edge) the pipe's wake-up, as the kernel writes a frame and then wakes the socket. */
 static void ring_put(bool edge)
 {
@@ -504,9 +499,11 @@ static void run_src_looks(bool mark)
 	assert_int_equal(vnic_cpu_add_fd(&rd.cpu, rg.fds[0], EPOLLIN | EPOLLET, &rg.p), 0);
 	/* no spin source of its poller yet, and none ever of the reader's */
 	assert_int_equal(vnic_cpu_fd_look_by_src(&rd.cpu, rg.fds[0]), -EINVAL);
-	rg.src.polling = ring_polling;
-	rg.src.peek = ring_peek;
+	/* a peek is needed; a polling hook is not: the pipe is written whatever the cpu does */
 	rg.src.poller = &rg.p;
+	assert_int_equal(vnic_cpu_add_spin_src(&rd.cpu, &rg.src), -EINVAL);
+	rg.src.peek = ring_peek;
+	assert_null(rg.src.polling);
 	assert_int_equal(vnic_cpu_add_spin_src(&rd.cpu, &rg.src), 0);
 	assert_int_equal(vnic_cpu_fd_look_by_src(&rd.cpu, rd.fds[0]), -EINVAL);
 	assert_int_equal(vnic_cpu_fd_look_by_run(&rd.cpu, rd.fds[0]), 0);
