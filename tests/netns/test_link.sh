@@ -49,6 +49,9 @@ VNIC=${1:?usage: test_link.sh PATH/TO/vnic}
 
 require root tun ip ping iperf3 python3
 netns_setup netns
+# The interpreter itself, not a version manager's shim in front of it (pyenv's
+# is a shell script that takes half a second or more to start).
+PY=$("$PY" -c 'import sys; print(sys.executable)') || exit 1
 NA=vnt-a-$$
 NB=vnt-b-$$
 NC=vnt-c-$$
@@ -110,10 +113,12 @@ tap_mtu() { # NS MTU: vnic0 in NS has that MTU
 
 # A don't-fragment datagram larger than the MTU fails at once, at the sender,
 # rather than leaving and vanishing: ping says "message too long", and a
-# program's send gets EMSGSIZE.
+# program's send gets EMSGSIZE. After a send that fails ping still waits one
+# interval (1 s by default) before it ends: -i 0.01 takes that wait out, and
+# nothing is lost, since the error comes from the send itself.
 df_too_long() { # NS ADDR
 	local out rc
-	out=$(ip netns exec "$1" ping -M "do" -c 1 -W 2 -s 8000 "$2" 2>&1)
+	out=$(ip netns exec "$1" ping -M "do" -c 1 -i 0.01 -W 2 -s 8000 "$2" 2>&1)
 	rc=$?
 	echo "$out (exit $rc)"
 	[ $rc -ne 0 ] && echo "$out" | grep -q "local error: message too long, mtu=1500" || return 1
