@@ -14,7 +14,12 @@
 # SECONDS: each target runs that long. runs: each target runs its own number
 # of inputs (short_runs below), whatever the machine's load: the work is
 # the same on a busy machine, only slower, and the run ends (CTest's
-# fuzz_short).
+# fuzz_short). A target of a runs run that has not done its inputs in
+# FUZZ_CAP seconds (default 300) is stopped and fails: a hang outside one
+# input's -timeout, or a target grown much slower, costs that target its
+# cap and a line that says so, not the whole test its CTest timeout. A
+# target still running 60 s after its time (SECONDS, or the cap) is killed
+# and fails.
 # TARGET is fuzz_parse, parse or fuzz/fuzz_parse.c; default: every fuzz/fuzz_*.c.
 # FUZZ_JOBS (default 2) compiles that many files at once.
 # FUZZ_TRACE_CMP=0 builds the layers without libFuzzer's comparison tracing
@@ -72,6 +77,11 @@ workdir=$(cd "$workdir" && pwd)
 san=("-fsanitize=address,undefined" -fno-sanitize-recover=all)
 cflags=(-std=gnu11 -g -O1 -fno-omit-frame-pointer -I "$src/src")
 jobs=${FUZZ_JOBS:-2}
+cap=${FUZZ_CAP:-300}
+if ! [[ $cap =~ ^[0-9]+$ ]] || [ "$cap" -eq 0 ]; then
+	echo "fuzz/run.sh: FUZZ_CAP is a number of seconds, not '$cap'" >&2
+	exit 2
+fi
 lib_cov=(-fsanitize=fuzzer-no-link)
 case ${FUZZ_TRACE_CMP:-1} in
 0) lib_cov+=(-fno-sanitize-coverage=trace-cmp) ;;
@@ -216,17 +226,30 @@ for t in "${targets[@]}"; do
 		cp -R "$src/fuzz/corpus/$name/." "$corpus/"
 	fi
 
+	want=
 	if [ "$seconds" = runs ]; then
-		limit=-runs=$(short_runs "$t")
+		want=$(short_runs "$t")
+		limit=(-runs="$want" -max_total_time="$cap")
 	else
-		limit=-max_total_time=$seconds
+		limit=(-max_total_time="$seconds")
 	fi
 	start=$SECONDS
-	"$bin" "$limit" -max_len="$(max_len "$t")" -rss_limit_mb=2048 -timeout=10 \
+	# -max_total_time is checked between inputs: a target stuck where
+	# libFuzzer does not look (its exit, a thread of the harness) is killed.
+	timeout -k 10 $((${seconds/runs/$cap} + 60)) \
+		"$bin" "${limit[@]}" -max_len="$(max_len "$t")" -rss_limit_mb=2048 -timeout=10 \
 		-print_final_stats=1 -artifact_prefix="$arts/" "$corpus" >"$log" 2>&1
 	rc=$?
 	took=$((SECONDS - start))
-	if [ $rc -ne 0 ]; then
+	done_runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$log" | tail -n 1)
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		echo "$t: FAILED (killed after ${took}s: it did not end at its time limit; log $log)"
+		failed=1
+	elif [ $rc -eq 0 ] && [ -n "$want" ] && [ "${done_runs:-0}" -lt "$want" ]; then
+		# libFuzzer ends at -max_total_time with status 0: short of its inputs is a failure here.
+		echo "$t: FAILED (stopped at its cap of ${cap}s after ${done_runs:-0} of $want inputs; log $log)"
+		failed=1
+	elif [ $rc -ne 0 ]; then
 		crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
 		echo "$t: FAILED (exit $rc after ${took}s; log $log; input ${crash:-none written})"
 		grep -m 3 -E 'ERROR|SUMMARY|runtime error' "$log" | sed 's/^/    /'
