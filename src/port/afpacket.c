@@ -23,7 +23,7 @@
  * while the device's rx irq is armed (fd_irq.h, shared with AF_XDP);
  * pending() checks the ring, which is what finds a frame that landed while
  * the irq was masked. A cpu that busy-polls peeks the ring's next status
- * word instead of asking epoll (a spin source, vnic_cpu_fd_look_by_src):
+ * word instead of asking epoll (a spin source, vnic_fd_irq_spin_init):
  * no syscall per look, where an epoll_wait every 2 us of the spin was one.
  *
  * tx: the device reserves slots (packets of our pool), writes frames into
@@ -97,7 +97,6 @@ struct afp_wire {
 
 	/* rx: the receiving device's cpu only */
 	struct vnic_fd_irq irq vnic_cacheline_aligned; /* the rx "interrupt" (fd_irq.h) */
-	struct vnic_cpu_spin_src spin;	/* a busy-polling cpu's look at the ring */
 	uint8_t *ring;
 	size_t ring_len;
 	int version;	   /* TPACKET_V2 or TPACKET_V3 */
@@ -618,6 +617,11 @@ static void afp_irq_enable(void *ctx)
 	vnic_fd_irq_arm(&to_afp(ctx)->irq, true);
 }
 
+static bool afp_irq_ready(struct vnic_fd_irq *irq)
+{
+	return rx_ready(vnic_container_of(irq, struct afp_wire, irq));
+}
+
 static void afp_irq_disable(void *ctx)
 {
 	vnic_fd_irq_arm(&to_afp(ctx)->irq, false);
@@ -626,42 +630,6 @@ static void afp_irq_disable(void *ctx)
 static bool afp_irq_pending(void *ctx)
 {
 	return rx_ready(to_afp(ctx));
-}
-
-/*
- * A spinning cpu's look (struct vnic_cpu_spin_src), on the receiving
- * device's cpu, whose the mask and the cursor are: a frame landed that the
- * device has not been told of. Masked, its NAPI is on its way to the ring
- * (as for an edge, fd_irq.c). A hit runs the irq's poller, as the socket's
- * edge would; that edge, still queued, is reported by a later epoll_wait
- * and finds the irq masked, or armed again after a NAPI that found the
- * frame: then one notification that finds the ring empty.
- */
-static bool afp_spin_peek(struct vnic_cpu_spin_src *src)
-{
-	struct afp_wire *a = vnic_container_of(src, struct afp_wire, spin);
-
-	return a->irq.armed && rx_ready(a);
-}
-
-/* The kernel wakes the socket for every frame whether we spin or not: no flag to raise. */
-static void afp_spin_polling(struct vnic_cpu_spin_src *src, bool on)
-{
-	(void)src;
-	(void)on;
-}
-
-static int spin_init(struct afp_wire *a, struct vnic_cpu *cpu)
-{
-	int err;
-
-	a->spin.polling = afp_spin_polling;
-	a->spin.peek = afp_spin_peek;
-	a->spin.poller = &a->irq.poller;
-	err = vnic_cpu_add_spin_src(cpu, &a->spin);
-	if (err)
-		return err;
-	return vnic_cpu_fd_look_by_src(cpu, a->fd);
 }
 
 static const struct vnic_irq_ops afp_irq_ops = {
@@ -1113,10 +1081,11 @@ int vnic_afpacket_create(struct vnic_wire **w, const char *ifname,
 	}
 	tx_init_msgs(a);
 	snprintf(a->name, sizeof(a->name), "afp-%s", ifname);
-	err = vnic_fd_irq_init(&a->irq, rx_cpu, &a->wire, a->fd, a->name, &a->rx.notifies);
+	err = vnic_fd_irq_init(&a->irq, rx_cpu, &a->wire, a->fd, a->name,
+			       &a->rx.notifies, afp_irq_ready);
 	if (err)
 		goto err_free;
-	err = spin_init(a, rx_cpu);
+	err = vnic_fd_irq_spin_init(&a->irq, rx_cpu);
 	if (err)
 		goto err_free;
 	*w = &a->wire;

@@ -41,7 +41,10 @@
  * receiving device's cpu, edge-triggered (the kernel wakes the socket for
  * every batch it puts on the RX ring); an edge while the rx irq is armed
  * disarms it and calls wire->notify, and pending() looks at the RX ring
- * for what landed while it was masked.
+ * for what landed while it was masked. A cpu that busy-polls loads the RX
+ * ring's producer index on every turn of its spin instead of asking epoll
+ * (the kernel publishes it before it wakes the socket): no syscall a look,
+ * as for AF_PACKET's status words (vnic_fd_irq_spin_init).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -344,6 +347,11 @@ static uint64_t afx_rx_next_ns(struct vnic_wire *w)
 static void afx_irq_enable(void *ctx)
 {
 	vnic_fd_irq_arm(&to_afx(ctx)->irq, true);
+}
+
+static bool afx_irq_ready(struct vnic_fd_irq *irq)
+{
+	return rx_ready(vnic_container_of(irq, struct afx_wire, irq));
 }
 
 static void afx_irq_disable(void *ctx)
@@ -915,7 +923,11 @@ int vnic_afxdp_create(struct vnic_wire **w, const char *ifname, const struct vni
 	tx_budget_set(x);
 	frames_init(x);
 	snprintf(x->name, sizeof(x->name), "xdp-%s", ifname);
-	err = vnic_fd_irq_init(&x->irq, rx_cpu, &x->wire, x->fd, x->name, &x->rxs.notifies);
+	err = vnic_fd_irq_init(&x->irq, rx_cpu, &x->wire, x->fd, x->name,
+			       &x->rxs.notifies, afx_irq_ready);
+	if (err)
+		goto err_free;
+	err = vnic_fd_irq_spin_init(&x->irq, rx_cpu);
 	if (err)
 		goto err_free;
 	*w = &x->wire;
