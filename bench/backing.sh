@@ -37,7 +37,9 @@
 #   -n ROUNDS    rounds (3)
 #   -d SECONDS   each iperf3 and sockperf run (5)
 #   -c CASES     comma-separated, of afpacket, afpacket-mtu, afxdp,
-#                afpacket-spin (default: all four)
+#                afpacket-spin (default: those four), and afxdp-spin
+#                (AF_XDP with --busy-poll-us 50: the spin looks at the
+#                RX ring, as at AF_PACKET's, without a syscall)
 #   -b VNIC      the vnic binary (the repository's build-rel/src/app/vnic:
 #                a Release build, with libxdp)
 #   -o VNIC      a second vnic binary (an older build, say) whose cases
@@ -196,6 +198,7 @@ declare -A FLAGS=(
 	[afpacket-mtu]="afpacket --backing-offload off"
 	[afxdp]="afxdp"
 	[afpacket-spin]="afpacket --busy-poll-us 50"
+	[afxdp-spin]="afxdp --busy-poll-us 50"
 )
 IFS=, read -r -a CASES <<<"$cases"
 for c in "${CASES[@]}"; do
@@ -210,7 +213,7 @@ run_case() { # case round
 	[ "$base" = "$name" ] || bin=$old
 	# MTU frames both ways: the peer segments, the backing does not aggregate
 	case $base in
-	afxdp) csum=off ;;
+	afxdp | afxdp-spin) csum=off ;;
 	afpacket-mtu) csum=off g=off ;;
 	esac
 	ip netns exec $PEER ethtool -K vp0 tx $csum >/dev/null
@@ -264,9 +267,10 @@ print('| backing | TCP out, Gbit/s | TCP in, Gbit/s | UDP ping-pong round trip (
 print('|---|---:|---:|---:|')
 names = {'afpacket': '`--backing-mode afpacket` (the default)', 'afxdp': '`--backing-mode afxdp`',
          'afpacket-mtu': '`--backing-offload off` (AF_PACKET, MTU frames)',
-         'afpacket-spin': '`--busy-poll-us 50` (AF_PACKET)'}
+         'afpacket-spin': '`--busy-poll-us 50` (AF_PACKET)',
+         'afxdp-spin': '`--busy-poll-us 50` (AF_XDP)'}
 short = {'afpacket': 'AF_PACKET', 'afxdp': 'AF_XDP', 'afpacket-mtu': 'AF_PACKET MTU frames',
-         'afpacket-spin': '`--busy-poll-us 50`'}
+         'afpacket-spin': '`--busy-poll-us 50`', 'afxdp-spin': 'AF_XDP `--busy-poll-us 50`'}
 for c in list(names):
     names[c + '-old'] = names[c] + ', -o build'
     short[c + '-old'] = short[c] + ' (-o)'
@@ -286,6 +290,7 @@ for mode_ in cases:
     if not mode_.endswith('-old'):
         ratio_row(mode_, 'afpacket')
 ratio_row('afxdp', 'afpacket-mtu')
+ratio_row('afxdp-spin', 'afxdp')
 for mode_ in cases:
     ratio_row(mode_, mode_ + '-old')
 
