@@ -29,7 +29,10 @@
  * cpu (config.cpu): the control poller (woken by the CLIENT CRQ interrupt),
  * one tx completion poller per tx queue, one NAPI per rx queue. xmit must
  * be called on that cpu too (vnic_netdev_tx_cpu), as the core's txq
- * contract wants: so the driver's state needs no lock. Only open, close,
+ * contract wants: so the driver's state needs no lock. With queue_cpu,
+ * queue pair q runs on a cpu of its own instead (vnic_netdev_tx_cpu and
+ * rx_cpu say which), and the control poller parks those cpus, between two
+ * of their polls, while it works (park.c): still no lock on the datapath. Only open, close,
  * change-param, set-policies, the policies and the counters are called
  * from other threads; open, close and set-policies hand their request to
  * the control poller and wait for its answer, change-param queues a reset
@@ -209,6 +212,14 @@ int vnic_drv_rx_agg_parse(const char *s, enum vnic_drv_rx_agg *v);
 struct vnic_drv_config {
 	/* the cpu every poller of the driver runs on, and xmit (required) */
 	struct vnic_cpu *cpu;
+	/*
+	 * Queue pair q's cpu: its tx completion poller, its rx NAPI and xmit on
+	 * tx queue q (NULL: cpu). The control poller stays on cpu and parks the
+	 * others while it works (docs/ARCHITECTURE.md section 4.2). Not yet
+	 * started at create, as cpu. tx-reclaim=napi, which reclaims tx queue t
+	 * in rx queue t % nrx, is refused when any queue is on another cpu.
+	 */
+	struct vnic_cpu *queue_cpu[VNIC_MAX_QUEUES];
 	const char *name; /* netdev name; default "vnic0" */
 	uint8_t mac[6];	  /* default 02:00:00:00:00:01 */
 	/*
@@ -297,8 +308,8 @@ void vnic_drv_destroy(struct vnic_drv *drv);
  * time (or after a failure or a reset), only link up after a close.
  * Waits for the answer, at most timeout_ns (0 = 5 s):
  *  - manual mode (the driver's cpu has no thread): steps cpus[0..ncpus)
- *    with vnic_cpus_run_until; they must include the driver's cpu and the
- *    device's. cpus NULL: the driver's cpu alone.
+ *    with vnic_cpus_run_until; they must include the driver's cpu, its
+ *    queues' (queue_cpu) and the device's. cpus NULL: the driver's cpu alone.
  *  - threads started: sleeps a little between checks (setup path).
  * 0 (also if already open), or -errno: -ETIMEDOUT (no answer; also when
  * the device never answers INIT), -EPROTO (version, capability or login
@@ -357,9 +368,11 @@ int vnic_drv_change_param(struct vnic_drv *drv, const struct vnic_drv_params *p)
  * driver's cpu (a poller of it, not from inside xmit or a host callback):
  * applied at once. A newer call replaces an older one's values not yet
  * applied. 0 (the counter policy_changes counts the calls that changed
- * something), -EINVAL (a value outside its enum: nothing changed), or
- * -ETIMEDOUT (no answer: the values stay posted and are applied when the
- * control poller next runs).
+ * something), -EINVAL (a value outside its enum, or tx-reclaim=napi with
+ * queues on other cpus: nothing changed), -EAGAIN (on the driver's cpu, a
+ * queue's cpu did not park in time: nothing changed), or -ETIMEDOUT (no
+ * answer: the values stay posted and are applied when the control poller
+ * next runs).
  */
 int vnic_drv_set_policies(struct vnic_drv *drv, const struct vnic_drv_config *want,
 			  uint64_t timeout_ns);

@@ -115,9 +115,28 @@ void vnic_drv_config_default(struct vnic_drv_config *cfg)
 	cfg->tx_timeout_ns = VNIC_DRV_DEFAULT_TX_TIMEOUT_NS;
 }
 
+/* Some queue pair runs on a cpu other than the driver's. */
+static bool spread(const struct vnic_drv_config *c)
+{
+	unsigned int q;
+
+	for (q = 0; q < VNIC_MAX_QUEUES; q++)
+		if (c->queue_cpu[q] && c->queue_cpu[q] != c->cpu)
+			return true;
+	return false;
+}
+
 static int config_check(const struct vnic_drv_config *c)
 {
+	unsigned int q;
+
 	if (!c->cpu)
+		return -EINVAL;
+	for (q = 0; q < VNIC_MAX_QUEUES; q++)
+		if (c->queue_cpu[q] && c->queue_cpu[q]->thread)
+			return -EBUSY; /* its pollers are registered at create */
+	/* tx queue t reclaimed in rx queue t % nrx: perhaps on another cpu */
+	if (spread(c) && c->tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
 		return -EINVAL;
 	if (c->tx_queues < 1 || c->tx_queues > VNIC_MAX_QUEUES || c->rx_queues < 1 ||
 	    c->rx_queues > VNIC_MAX_QUEUES)
@@ -176,14 +195,14 @@ static int pollers_add(struct vnic_drv *drv, struct qname *names)
 		return err;
 	for (i = 0; i < drv->qtx; i++) {
 		snprintf(names[i].s, sizeof(names[i].s), "drv-txc%u", i);
-		err = vnic_napi_init(&drv->txq[i].napi, drv->cpu, names[i].s, vnic_drv_tx_poll,
+		err = vnic_napi_init(&drv->txq[i].napi, drv->qcpu[i], names[i].s, vnic_drv_tx_poll,
 				     tx_irq, &drv->txq[i], 0);
 		if (err)
 			return err;
 	}
 	for (i = 0; i < drv->qrx; i++) {
 		snprintf(names[drv->qtx + i].s, sizeof(names[0].s), "drv-rx%u", i);
-		err = vnic_napi_init(&drv->rxq[i].napi, drv->cpu, names[drv->qtx + i].s,
+		err = vnic_napi_init(&drv->rxq[i].napi, drv->qcpu[i], names[drv->qtx + i].s,
 				     vnic_drv_rx_poll, rx_irq, &drv->rxq[i], 0);
 		if (err)
 			return err;
@@ -205,8 +224,8 @@ static void netdev_init(struct vnic_drv *drv)
 	nd->mtu = drv->cfg.mtu;
 	memcpy(nd->mac, drv->cfg.mac, sizeof(nd->mac));
 	for (i = 0; i < VNIC_MAX_QUEUES; i++) {
-		nd->tx_cpu[i] = drv->cpu;
-		nd->rx_cpu[i] = drv->cpu;
+		nd->tx_cpu[i] = drv->qcpu[i];
+		nd->rx_cpu[i] = drv->qcpu[i];
 	}
 	nd->rss_key = vnic_rss_default_key;
 }
@@ -252,6 +271,9 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 		drv->cfg.tx_timeout_ns = VNIC_DRV_DEFAULT_TX_TIMEOUT_NS;
 	drv->hv = hv;
 	drv->cpu = cfg->cpu;
+	for (i = 0; i < VNIC_MAX_QUEUES; i++)
+		drv->qcpu[i] = cfg->queue_cpu[i] ? cfg->queue_cpu[i] : cfg->cpu;
+	atomic_init(&drv->suspect_req, false);
 	/* a change-param may ask for up to max_queues: their queues exist from now */
 	drv->qtx = cfg->max_queues > cfg->tx_queues ? cfg->max_queues : cfg->tx_queues;
 	drv->qrx = cfg->max_queues > cfg->rx_queues ? cfg->max_queues : cfg->rx_queues;
@@ -273,7 +295,12 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 		txq->reclaim = cfg->tx_reclaim;
 		atomic_init(&txq->napi_rxq, 0);
 		vnic_txq_init(&txq->txq, cfg->bql, vnic_drv_txq_wake_cb, txq);
-		txq->txq.owner = cfg->cpu; /* xmit and reclaim both run there */
+		/*
+		 * xmit and reclaim both run there. A queue on another cpu than the
+		 * control poller's is taken by it too, while its cpu is parked
+		 * (park.c): a serialisation the owner check cannot see, so none.
+		 */
+		txq->txq.owner = drv->qcpu[i] == drv->cpu ? drv->cpu : NULL;
 		/* Nothing is sent before the link is up: a host gets BUSY, then tx_wake. */
 		vnic_txq_stop(&txq->txq);
 	}
@@ -299,6 +326,8 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 	 * run (as with any create that fails after vnic_cpu_add).
 	 */
 	err = pollers_add(drv, a->names);
+	if (!err)
+		err = vnic_drv_park_init(drv);
 	if (err)
 		goto err_res;
 	vnic_hv_crq_set_irq(hv, VNIC_HV_CLIENT, vnic_drv_ctl_irq, drv);
@@ -609,6 +638,8 @@ static const struct ctr_desc drv_ctrs[] = {
 	DRC(bad_tx_comp_ring),
 	DRC(policy_changes),
 	DRC(tx_pools_dropped),
+	DRC(parks),
+	DRC(park_retries),
 };
 
 /* Visits every counter; the callback sees the name and the value. */

@@ -5,7 +5,12 @@
  *
  * Ownership: everything below is written by the driver's cpu thread only
  * (control poller, tx completion pollers, rx NAPIs, and xmit, which runs on
- * that cpu by contract). Other threads touch only:
+ * that cpu by contract). With queues on cpus of their own (queue_cpu), a
+ * queue's state is its cpu's, and the control poller takes it only while
+ * that cpu is parked (park.c); the datapath then writes nothing of the
+ * driver's own but counters (one-writer per queue, or atomic read-modify-
+ * writes where any queue may count) and asks the control poller for the
+ * rest (suspect_req). Other threads touch only:
  *   - the request word and the answer (open/close), atomics;
  *   - the interrupt handlers, called from the device's thread inside an hv
  *     send: they only schedule a NAPI, whose irq ops arm or disarm rings
@@ -409,6 +414,19 @@ struct drv_stats {
 	uint64_t probe_resumes;	 /* answered: the partner still had us, traffic resumed */
 	uint64_t policy_changes; /* vnic_drv_set_policies that changed something */
 	uint64_t tx_pools_dropped; /* host pools unmapped: no map id left for them */
+	uint64_t parks;		   /* control polls that parked the queues' other cpus */
+	uint64_t park_retries;	   /* of those, tried again: a cpu did not park in time */
+};
+
+/*
+ * A cpu other than the driver's that runs some of its queues (park.c): its
+ * park poller, and the hand-shake with the control poller.
+ */
+struct drv_park {
+	struct vnic_poller poller;
+	struct vnic_cpu *cpu;
+	_Atomic uint32_t state;
+	_Atomic uintptr_t runner; /* the thread that last ran the poller */
 };
 
 /*
@@ -464,6 +482,12 @@ struct vnic_drv {
 	struct vnic_drv_config cfg;
 	struct vnic_hv *hv;
 	struct vnic_cpu *cpu;
+	/* queue pair q's cpu (cpu when not given); the other cpus among them, parked */
+	struct vnic_cpu *qcpu[VNIC_MAX_QUEUES];
+	struct drv_park park[VNIC_MAX_QUEUES];
+	unsigned int npark;
+	/* the datapath saw the partner go, on a queue's own cpu: the control poller acts */
+	_Atomic bool suspect_req;
 	struct vnic_netdev netdev;
 	char name[16];
 
@@ -563,6 +587,17 @@ void vnic_drv_send_xport(struct vnic_drv *drv, uint8_t reason);
 /* A reset's REQUEST_UNMAP of every map (state RESET_UNMAP), answered in vnic_drv_reset_unmapped. */
 void vnic_drv_release_maps(struct vnic_drv *drv);
 
+/* --- park.c -------------------------------------------------------------- */
+/* At create: a park poller on every other cpu that runs a queue. 0 or -ENOSPC. */
+int vnic_drv_park_init(struct vnic_drv *drv);
+/*
+ * Control poller: every other cpu of the queues waits between two polls
+ * until vnic_drv_unpark. 0, or -EAGAIN: one did not in time, none waits
+ * (try again on the next turn).
+ */
+int vnic_drv_park(struct vnic_drv *drv);
+void vnic_drv_unpark(struct vnic_drv *drv);
+
 /* --- live.c -------------------------------------------------------------- */
 int vnic_drv_live_init(struct vnic_drv *drv);
 void vnic_drv_live_fini(struct vnic_drv *drv);
@@ -595,6 +630,8 @@ void vnic_drv_reset_abort(struct vnic_drv *drv);
 void vnic_drv_reset_probe_answer(struct vnic_drv *drv, uint8_t rc);
 /* The datapath saw the partner go (CLOSED, a stale handle): stop, probe. */
 void vnic_drv_partner_suspect(struct vnic_drv *drv);
+/* The same, from the control poller (the queues' cpus parked). */
+void vnic_drv_partner_suspect_now(struct vnic_drv *drv);
 /* The state a partner's INIT leads to, given the reset in progress (if any). */
 void vnic_drv_reset_partner_init(struct vnic_drv *drv);
 bool vnic_drv_reset_is_hard(enum drv_reset_reason r);

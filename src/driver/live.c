@@ -174,11 +174,22 @@ int vnic_drv_set_policies(struct vnic_drv *drv, const struct vnic_drv_config *wa
 
 	if (!drv || !want || policies_check(want))
 		return -EINVAL;
+	/* tx queue t reclaimed in rx queue t % nrx: perhaps on another cpu (drv.c) */
+	if (drv->npark && want->tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
+		return -EINVAL;
 	memset(&p, 0, sizeof(p));
 	policies_copy(&p, want);
-	/* Nobody else runs the driver (manual mode), or we are on its cpu: now. */
-	if (!drv->cpu->thread || vnic_cpu_self() == drv->cpu) {
+	/* Nobody else runs the driver (manual mode): now. */
+	if (!drv->cpu->thread) {
 		apply(drv, &p);
+		return 0;
+	}
+	/* On its cpu: now, the queues on other cpus waiting as for a control poll. */
+	if (vnic_cpu_self() == drv->cpu) {
+		if (vnic_drv_park(drv))
+			return -EAGAIN;
+		apply(drv, &p);
+		vnic_drv_unpark(drv);
 		return 0;
 	}
 	l = &drv->live;

@@ -428,6 +428,21 @@ void vnic_drv_reset_partner_init(struct vnic_drv *drv)
  */
 void vnic_drv_partner_suspect(struct vnic_drv *drv)
 {
+	/*
+	 * With queues on other cpus, every queue stops under the control
+	 * poller, which parks their cpus first (park.c).
+	 */
+	if (drv->npark) {
+		atomic_store_explicit(&drv->suspect_req, true, memory_order_release);
+		/* the poller, not the NAPI: a poll under way runs once more */
+		vnic_poller_schedule(&drv->ctl_napi.poller);
+		return;
+	}
+	vnic_drv_partner_suspect_now(drv);
+}
+
+void vnic_drv_partner_suspect_now(struct vnic_drv *drv)
+{
 	struct drv_reset *rs = &drv->rst;
 	unsigned int i;
 

@@ -123,11 +123,11 @@ static long rx_flush(struct drv_rxq *rxq, uint32_t n)
 	vnic_ctr_add(&rxq->st.replenish_errors, n);
 	if (rc == VNIC_H_PARAMETER && n > VNIC_SAFE_IND_DESCS) {
 		/* as a tx flush (tx.c flush_error): the safe 16, for good */
-		if (drv->cur_ind > VNIC_SAFE_IND_DESCS) {
-			vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
-			vnic_ctr_inc(&drv->st.ind_fallbacks);
-		}
-		drv->rst.ind_safe = true;
+		/* any queue's cpu may fall back: the first one counts it */
+		if (__atomic_exchange_n(&drv->cur_ind, VNIC_SAFE_IND_DESCS, __ATOMIC_RELAXED) >
+		    VNIC_SAFE_IND_DESCS)
+			__atomic_fetch_add(&drv->st.ind_fallbacks, 1, __ATOMIC_RELAXED);
+		vnic_ctr_store(&drv->rst.ind_safe, true);
 	} else if (rc == VNIC_H_CLOSED || rc == VNIC_H_PARAMETER) {
 		vnic_drv_partner_suspect(drv);
 	}
@@ -184,9 +184,9 @@ static unsigned int replenish(struct drv_rxq *rxq)
 	vnic_ctr_inc(&rxq->st.replenish_calls);
 	rxq->refill = false;
 	do {
-		limit = drv->cur_ind;
+		limit = vnic_ctr_load(&drv->cur_ind);
 		rc = post(rxq, limit);
-	} while (rc != VNIC_H_SUCCESS && drv->cur_ind < limit);
+	} while (rc != VNIC_H_SUCCESS && vnic_ctr_load(&drv->cur_ind) < limit);
 	if (rc != VNIC_H_SUCCESS && rxq->running) {
 		rxq->refill = true;
 		vnic_poller_set_timer(&rxq->napi.poller, vnic_now_ns() + VNIC_DRV_RX_RETRY_NS);

@@ -218,11 +218,11 @@ static void flush_error(struct drv_txq *txq, long rc, uint32_t n)
 		 * it was refused for its handle, a partner that forgot us.
 		 */
 		if (n > VNIC_SAFE_IND_DESCS) {
-			if (drv->cur_ind > VNIC_SAFE_IND_DESCS) {
-				vnic_ctr_store(&drv->cur_ind, VNIC_SAFE_IND_DESCS);
-				vnic_ctr_inc(&drv->st.ind_fallbacks);
-			}
-			drv->rst.ind_safe = true;
+			/* any queue's cpu may fall back: the first one counts it */
+			if (__atomic_exchange_n(&drv->cur_ind, VNIC_SAFE_IND_DESCS,
+						__ATOMIC_RELAXED) > VNIC_SAFE_IND_DESCS)
+				__atomic_fetch_add(&drv->st.ind_fallbacks, 1, __ATOMIC_RELAXED);
+			vnic_ctr_store(&drv->rst.ind_safe, true);
 		} else {
 			vnic_drv_partner_suspect(drv);
 		}
@@ -694,7 +694,7 @@ static enum tx_drop tx_choose_path(struct vnic_drv *drv, struct drv_txq *txq, st
 	if (p->adaptive && p->timed && !p->direct && p->chose_direct)
 		p->timed = false;
 	p->nent = (uint8_t)(1 + p->hp.ndesc);
-	if (vnic_unlikely(p->nent > drv->cur_ind))
+	if (vnic_unlikely(p->nent > vnic_ctr_load(&drv->cur_ind)))
 		return TXD_BAD_HEADERS;
 	return TX_GO;
 }
@@ -783,7 +783,7 @@ static const union vnic_subcrq_entry *tx_build(struct vnic_drv *drv, struct drv_
 		vnic_ctr_inc(&txq->st.lso_packets);
 	}
 
-	if (!p->direct && txq->ind_n + p->nent > drv->cur_ind)
+	if (!p->direct && txq->ind_n + p->nent > vnic_ctr_load(&drv->cur_ind))
 		tx_flush(txq); /* a failure unwinds the earlier packets, not this one */
 	if (p->direct || drv->cfg.tx_hdr_build == VNIC_DRV_HDR_COPY)
 		e = local;
@@ -863,7 +863,8 @@ static void tx_commit(struct vnic_drv *drv, struct drv_txq *txq, struct vnic_pkt
 		txq->batch_bytes += p->len;
 		if (p->timed)
 			txq->time_flush = true; /* cleared by the next flush, this one's */
-		if (vnic_txq_sent(&txq->txq, p->len, more && txq->ind_n < drv->cur_ind))
+		if (vnic_txq_sent(&txq->txq, p->len,
+				  more && txq->ind_n < vnic_ctr_load(&drv->cur_ind)))
 			tx_flush(txq);
 	}
 }
@@ -891,7 +892,7 @@ static int xmit(struct vnic_netdev *nd, unsigned int q, struct vnic_pkt *pkt, bo
 	enum tx_drop why;
 
 	if (vnic_unlikely(q >= drv->qtx)) {
-		vnic_ctr_inc(&drv->st.drop_bad_queue);
+		__atomic_fetch_add(&drv->st.drop_bad_queue, 1, __ATOMIC_RELAXED); /* any cpu */
 		vnic_pkt_free(pkt);
 		return VNIC_TX_OK;
 	}

@@ -86,7 +86,8 @@ void env_dev_config(struct vnic_dev_config *c);
 
 /*
  * Builds nsides (1 or 2) sides; NULL configs take the defaults above.
- * drv[i] / dev[i] configure side i (cpu is filled in). Does not open.
+ * drv[i] / dev[i] configure side i (cpu, when NULL, is filled in: cpu[i]).
+ * Does not open.
  */
 void env_create(struct env *e, unsigned int nsides, const struct vnic_drv_config *drv,
 		const struct vnic_dev_config *dev, const struct vnic_cable_cfg *cable);
