@@ -257,8 +257,9 @@ int vnic_vnet_build(struct vnic_pkt *pkt, struct vnic_vnet_hdr *h);
  * vnic_netdev_pick_tx(hash) picks when that queue runs on the same cpu (so a
  * flow keeps its tx queue whichever TAP queue the kernel used), else to tx
  * queue q. Every packet of a burst but each tx queue's last is sent with
- * xmit_more. The pool is single-threaded and xmit frees into it: every TAP
- * queue must have the same tx cpu (vnic_drv runs all its queues on one).
+ * xmit_more. A pool is single-threaded and xmit frees into it: TAP queues
+ * on different tx cpus (a driver's queue_cpu) each need a pool of their own
+ * (cfg.pools), and queues that share a pool must share a cpu.
  *
  * Backpressure: a packet refused with VNIC_TX_BUSY is kept (with the one
  * read behind it for the same queue, at most), the burst ends, and the TAP
@@ -303,8 +304,8 @@ int vnic_vnet_build(struct vnic_pkt *pkt, struct vnic_vnet_hdr *h);
  *   (vnic_vnet_build refused it), outN_drop_stopped (after vnic_tap_stop),
  *   outN_short_writes.
  *
- * Threads: the readers on the tx cpu, the writers on the rx cpus (possibly
- * others), start/stop/counters/set_mirror from any thread.
+ * Threads: each reader on its queue's tx cpu, the writers on the rx cpus,
+ *start/stop/counters/set_mirror from any thread.
  * ------------------------------------------------------------------------- */
 
 enum {
@@ -317,6 +318,11 @@ struct vnic_tap_config {
 	unsigned int queues;	/* fds with IFF_MULTI_QUEUE; 0 = the netdev's tx queue count */
 	bool no_vnet_hdr;	/* for tests: plain frames, no offloads; default uses it */
 	uint32_t batch;		/* max packets per read burst; 0 = 64 */
+	/*
+	 * TAP queue q reads into pools[q] (NULL: the pool vnic_tap_create is
+	 * given). Queues sharing a pool must share a tx cpu.
+	 */
+	struct vnic_pkt_pool *pools[VNIC_TAP_MAX_QUEUES];
 };
 
 /* The direction a mirrored frame travelled. */
@@ -343,7 +349,8 @@ struct vnic_tap;
  *   -EPERM   not allowed to create a TAP: needs root or CAP_NET_ADMIN
  *   -EBUSY   an interface of that name exists already
  *   -EINVAL  bad config (queues over VNIC_TAP_MAX_QUEUES or the netdev's,
- *            queues on different tx cpus, pool too small, dev has a host)
+ *            a pool shared by queues on different tx cpus, a pool too
+ *            small, dev has a host)
  *   -ENOSPC  no poller or fd slot left on a cpu; -ENOMEM; or what the
  *            tun ioctls return.
  */

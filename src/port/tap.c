@@ -133,11 +133,22 @@ static int set_mtu(struct vnic_tap *tap, uint32_t mtu)
 	return err;
 }
 
+/* An MTU frame with a VLAN tag fits a packet of p. */
+static bool pool_fits(const struct vnic_netdev *dev, const struct vnic_pkt_pool *p)
+{
+	return p->count && p->headroom <= p->buf_size &&
+	       p->buf_size - p->headroom >= dev->mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
+}
+
+static struct vnic_pkt_pool *queue_pool(struct vnic_pkt_pool *pool,
+					const struct vnic_tap_config *cfg, unsigned int q)
+{
+	return cfg->pools[q] ? cfg->pools[q] : pool;
+}
+
 static int check_config(struct vnic_netdev *dev, struct vnic_pkt_pool *pool,
 			const struct vnic_tap_config *cfg, unsigned int *nq)
 {
-	uint32_t room;
-
 	if (!dev || !dev->ops || !dev->ops->xmit || !pool || !pool->count)
 		return -EINVAL;
 	if (dev->host)
@@ -147,18 +158,49 @@ static int check_config(struct vnic_netdev *dev, struct vnic_pkt_pool *pool,
 		return -EINVAL;
 	if (cfg->ifname && strlen(cfg->ifname) >= IFNAMSIZ)
 		return -EINVAL;
-	/* an MTU frame with a VLAN tag must fit a packet */
-	room = pool->buf_size - pool->headroom;
-	if (pool->headroom > pool->buf_size || room < dev->mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN)
+	if (!pool_fits(dev, pool))
 		return -EINVAL;
 	for (unsigned int q = 0; q < *nq; q++) {
-		struct vnic_cpu *cpu = vnic_netdev_tx_cpu(dev, q);
+		struct vnic_pkt_pool *p = queue_pool(pool, cfg, q);
 
-		/* one pool, freed into by xmit: one thread */
-		if (!cpu || cpu != vnic_netdev_tx_cpu(dev, 0))
+		if (!vnic_netdev_tx_cpu(dev, q) || !pool_fits(dev, p))
 			return -EINVAL;
+		/* a pool is read into and freed into by xmit: one thread */
+		for (unsigned int o = 0; o < q; o++)
+			if (queue_pool(pool, cfg, o) == p &&
+			    vnic_netdev_tx_cpu(dev, o) != vnic_netdev_tx_cpu(dev, q))
+				return -EINVAL;
 	}
 	return 0;
+}
+
+/* A buffer per cpu that delivers (rx), for the mirror of a fraglist aggregate. */
+static int mirror_bufs(struct vnic_tap *tap)
+{
+	for (unsigned int r = 0; r < VNIC_TAP_MAX_QUEUES; r++) {
+		const struct vnic_cpu *c = tap->dev->rx_cpu[r];
+		unsigned int i;
+
+		if (!c)
+			continue;
+		for (i = 0; i < tap->nmirror && tap->mirror[i].cpu != c; i++)
+			;
+		if (i < tap->nmirror)
+			continue;
+		tap->mirror[i].buf = malloc(VNIC_PKT_MAX_LEN);
+		if (!tap->mirror[i].buf)
+			return -ENOMEM;
+		tap->mirror[i].cpu = c;
+		tap->nmirror++;
+	}
+	return 0;
+}
+
+static void mirror_bufs_free(struct vnic_tap *tap)
+{
+	for (unsigned int i = 0; i < tap->nmirror; i++)
+		free(tap->mirror[i].buf);
+	tap->nmirror = 0;
 }
 
 static int add_pollers(struct vnic_tap *tap)
@@ -171,15 +213,15 @@ static int add_pollers(struct vnic_tap *tap)
 
 		snprintf(tq->name, sizeof(tq->name), "%s-q%u", tap->ifname,
 			 i % VNIC_TAP_MAX_QUEUES);
-		err = vnic_cpu_add(tap->cpu, &tq->poller, tq->name, vnic_tap_read_poll);
+		err = vnic_cpu_add(tq->cpu, &tq->poller, tq->name, vnic_tap_read_poll);
 		if (err)
 			return err;
 		/* registered, not watched: reading starts with vnic_tap_start */
-		err = vnic_cpu_add_fd(tap->cpu, tq->fd, 0, &tq->poller);
+		err = vnic_cpu_add_fd(tq->cpu, tq->fd, 0, &tq->poller);
 		if (err)
 			return err;
 		/* a run with nothing to read is one readv to EAGAIN, and returns 0 */
-		err = vnic_cpu_fd_look_by_run(tap->cpu, tq->fd);
+		err = vnic_cpu_fd_look_by_run(tq->cpu, tq->fd);
 		if (err)
 			return err;
 	}
@@ -217,18 +259,23 @@ int vnic_tap_create(struct vnic_tap **out, struct vnic_netdev *dev, struct vnic_
 	if (!tap)
 		return -ENOMEM;
 	memset(tap, 0, sizeof(*tap));
-	tap->mirror_buf = malloc(VNIC_PKT_MAX_LEN);
-	if (!tap->mirror_buf) {
+	tap->dev = dev;
+	if (mirror_bufs(tap)) {
+		mirror_bufs_free(tap);
 		free(tap);
 		return -ENOMEM;
 	}
-	tap->dev = dev;
 	tap->pool = pool;
-	tap->cpu = vnic_netdev_tx_cpu(dev, 0);
 	tap->rss_key = dev->rss_key ? dev->rss_key : vnic_rss_default_key;
 	tap->batch = cfg.batch ? cfg.batch : VNIC_TAP_DEFAULT_BATCH;
 	tap->hdr_len = cfg.no_vnet_hdr ? 0 : VNIC_VNET_HDR_LEN;
-	tap->big_bufs = pool->buf_size - pool->headroom >= VNIC_PKT_MAX_LEN;
+	tap->big_bufs = true;
+	for (i = 0; i < nq; i++) {
+		const struct vnic_pkt_pool *p = queue_pool(pool, &cfg, i);
+
+		/* the offloads are the TAP's, not a queue's: every pool takes a superpacket */
+		tap->big_bufs &= p->buf_size - p->headroom >= VNIC_PKT_MAX_LEN;
+	}
 	tap->nq = nq;
 	tap->mtu = 1500; /* what a new TAP starts with */
 	atomic_init(&tap->state, TAP_CREATED);
@@ -240,7 +287,9 @@ int vnic_tap_create(struct vnic_tap **out, struct vnic_netdev *dev, struct vnic_
 		tap->q[i].fd = -1;
 		tap->q[i].tap = tap;
 		tap->q[i].idx = i;
-		tap->q[i].cpu = tap->cpu;
+		/* beyond nq: never read, but tap_tx_wake compares them */
+		tap->q[i].cpu = vnic_netdev_tx_cpu(dev, i < nq ? i : 0);
+		tap->q[i].pool = queue_pool(pool, &cfg, i < nq ? i : 0);
 	}
 
 	for (i = 0; i < nq; i++) {
@@ -265,7 +314,7 @@ int vnic_tap_create(struct vnic_tap **out, struct vnic_netdev *dev, struct vnic_
 err_close:
 	/* pollers added stay registered (core has no removal) but are never scheduled */
 	close_queues(tap);
-	free(tap->mirror_buf);
+	mirror_bufs_free(tap);
 	free(tap);
 	return err;
 }
@@ -362,7 +411,7 @@ void vnic_tap_destroy(struct vnic_tap *tap)
 	if (tap->dev->host == &vnic_tap_host_ops && tap->dev->host_ctx == tap)
 		vnic_netdev_attach(tap->dev, NULL, NULL);
 	close_queues(tap);
-	free(tap->mirror_buf);
+	mirror_bufs_free(tap);
 	free(tap);
 }
 

@@ -3,11 +3,11 @@
  * Internal to src/port/tap*.c: the layout of a TAP port.
  *
  * Ownership by thread:
- *   struct tap_queue   TAP queue q's reader: its tx cpu (every TAP queue has
- *                      the same one, the "tap cpu")
+ *   struct tap_queue   TAP queue q's reader: netdev tx queue q's cpu, and
+ *                      its pool (one per cpu at least)
  *   tap->tx[t]         netdev tx queue t: tx_done and tx_wake, on its tx cpu
- *                      (the tap cpu for every queue we transmit on)
  *   tap->out[r]        netdev rx queue r's delivery, on its rx cpu
+ *   tap->mirror[i]     a buffer per rx cpu, for a fraglist aggregate mirrored
  *   state, nactive, offloads, mirror: atomics, any thread
  * Counters have a single writer and are stored with relaxed atomics, so the
  * counters call may read them from anywhere.
@@ -52,6 +52,7 @@ struct tap_queue {
 	struct vnic_tap *tap;
 	struct vnic_poller poller;
 	struct vnic_cpu *cpu;
+	struct vnic_pkt_pool *pool; /* what this reader reads into (its cpu's) */
 	int fd;
 	unsigned int idx;
 	uint32_t watching; /* events given to vnic_cpu_mod_fd last */
@@ -96,7 +97,6 @@ struct tap_out_stats {
 struct vnic_tap {
 	struct vnic_netdev *dev;
 	struct vnic_pkt_pool *pool;
-	struct vnic_cpu *cpu; /* every TAP queue's tx cpu */
 	const uint8_t *rss_key;
 	uint32_t batch;
 	uint32_t hdr_len; /* VNIC_VNET_HDR_LEN, or 0 without vnet header */
@@ -109,8 +109,12 @@ struct vnic_tap {
 	_Atomic unsigned int offloads; /* TUN_F_* in force */
 	_Atomic(vnic_tap_mirror_fn) mirror_fn;
 	_Atomic(void *) mirror_ctx;
-	/* a fraglist aggregate made whole for the mirror (the tap cpu's only) */
-	uint8_t *mirror_buf;
+	/* a fraglist aggregate made whole for the mirror: a buffer per rx cpu */
+	struct {
+		const struct vnic_cpu *cpu;
+		uint8_t *buf;
+	} mirror[VNIC_TAP_MAX_QUEUES];
+	unsigned int nmirror;
 	struct tap_queue q[VNIC_TAP_MAX_QUEUES];
 	struct tap_tx_stats tx[VNIC_TAP_MAX_QUEUES];
 	struct tap_out_stats out[VNIC_TAP_MAX_QUEUES];

@@ -31,16 +31,23 @@ static void mirror_frags(struct vnic_tap *tap, vnic_tap_mirror_fn fn, const stru
 			 int dir)
 {
 	uint32_t off = vnic_pkt_linear_len(pkt);
+	const struct vnic_cpu *self = vnic_cpu_self();
 	const struct vnic_pkt *f;
+	uint8_t *buf = NULL;
+	unsigned int i;
 
-	if (pkt->len > VNIC_PKT_MAX_LEN)
+	/* this cpu's buffer: a short search, only while mirroring (--pcap) */
+	for (i = 0; i < tap->nmirror && !buf; i++)
+		if (tap->mirror[i].cpu == self || tap->nmirror == 1)
+			buf = tap->mirror[i].buf;
+	if (pkt->len > VNIC_PKT_MAX_LEN || !buf)
 		return;
-	memcpy(tap->mirror_buf, pkt->data, off);
+	memcpy(buf, pkt->data, off);
 	for (f = pkt->frags; f && off + f->len <= pkt->len; f = f->next) {
-		memcpy(tap->mirror_buf + off, f->data, f->len);
+		memcpy(buf + off, f->data, f->len);
 		off += f->len;
 	}
-	fn(atomic_load_explicit(&tap->mirror_ctx, memory_order_relaxed), tap->mirror_buf, off, dir);
+	fn(atomic_load_explicit(&tap->mirror_ctx, memory_order_relaxed), buf, off, dir);
 }
 
 static void mirror(struct vnic_tap *tap, const struct vnic_pkt *pkt, int dir)
@@ -193,7 +200,7 @@ static enum read_result read_one(struct tap_queue *tq, struct vnic_pkt **out)
 	ssize_t n;
 
 	*out = NULL;
-	pkt = vnic_pkt_alloc(tap->pool);
+	pkt = vnic_pkt_alloc(tq->pool);
 	if (vnic_unlikely(!pkt))
 		return READ_NOBUF;
 	memset(&vh, 0, sizeof(vh));
@@ -362,11 +369,10 @@ static void tap_tx_wake(void *ctx, unsigned int queue)
 	if (queue >= VNIC_TAP_MAX_QUEUES)
 		return;
 	vnic_ctr_inc(&tap->tx[queue].wakes);
-	/* only the tap cpu's queues ever get packets from us */
-	if (vnic_netdev_tx_cpu(tap->dev, queue) != tap->cpu)
-		return;
+	/* only readers on the queue's cpu send to it (pick_queue); another's state is not ours */
 	for (i = 0; i < tap->nq; i++)
-		if (tap->q[i].stalled[queue])
+		if (tap->q[i].cpu == vnic_netdev_tx_cpu(tap->dev, queue) &&
+		    tap->q[i].stalled[queue])
 			vnic_poller_schedule(&tap->q[i].poller);
 }
 

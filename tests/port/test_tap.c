@@ -170,6 +170,7 @@ struct fake {
 	bool stopped;
 	bool open_batch; /* the last xmit had xmit_more: a doorbell is owed */
 	unsigned int nrec, others, busy;
+	unsigned int wrong_cpu; /* xmit on queue q away from tx_cpu[q] */
 	struct rec rec[REC_MAX];
 };
 
@@ -193,6 +194,8 @@ static int fake_xmit(struct vnic_netdev *dev, unsigned int q, struct vnic_pkt *p
 	struct fake *f = dev->priv;
 	struct rec *r;
 
+	if (vnic_cpu_self() != vnic_netdev_tx_cpu(dev, q))
+		f->wrong_cpu++;
 	if (f->stopped) {
 		f->busy++;
 		return VNIC_TX_BUSY;
@@ -339,10 +342,13 @@ static void test_create_errors(void **state)
 	assert_int_equal(vnic_pkt_pool_init(&small, 4, 1024, 0), 0);
 	assert_int_equal(vnic_tap_create(&tap, &fk.dev, &small, &cfg), -EINVAL);
 	vnic_pkt_pool_fini(&small);
-	/* one pool, one thread: every queue on the same cpu */
+	/* a pool, a thread: queues on two cpus share none */
 	assert_int_equal(vnic_cpu_init(&other, "other", 0), 0);
 	fk.dev.tx_cpu[1] = &other;
 	assert_int_equal(vnic_tap_create(&tap, &fk.dev, &pool, &cfg), -EINVAL);
+	cfg.pools[1] = &pool;
+	assert_int_equal(vnic_tap_create(&tap, &fk.dev, &pool, &cfg), -EINVAL);
+	cfg.pools[1] = NULL;
 	fk.dev.tx_cpu[1] = &fk.cpu;
 
 	assert_int_equal(vnic_tap_create(&tap, &fk.dev, &pool, &cfg), 0);
@@ -741,6 +747,63 @@ static void test_two_queues_rss(void **state)
 	tap_over_fake_done(tap, 0);
 }
 
+/*
+ * Two TAP queues on two cpus (a driver's queue_cpu), a pool each: each reader
+ * runs on its queue's cpu and sends only to tx queues there. A flow whose
+ * hash picks the other cpu's tx queue stays on the reader's own
+ * (inN_queue_fallback); nothing crosses cpus, and both pools come back full.
+ */
+static void test_two_queues_two_cpus(void **state)
+{
+	struct vnic_tap_config cfg = {.queues = 2};
+	struct vnic_pkt_pool pool1;
+	struct vnic_cpu other;
+	struct vnic_cpu *cpus[2];
+	struct vnic_tap *tap;
+	unsigned int i, fallback = 0;
+
+	(void)state;
+	fake_init(&fk, VNIC_NETIF_F_CSUM, 2);
+	assert_int_equal(vnic_cpu_init(&other, "other", 0), 0);
+	assert_int_equal(vnic_pkt_pool_init(&pool1, 64, VNIC_PKT_MAX_LEN + 256, 128), 0);
+	fk.dev.tx_cpu[1] = fk.dev.rx_cpu[1] = &other;
+	cfg.pools[1] = &pool1;
+	assert_int_equal(vnic_tap_create(&tap, &fk.dev, &pool, &cfg), 0);
+	assert_int_equal(vnic_tap_start(tap), 0);
+	assert_int_equal(ifc_config(vnic_tap_ifname(tap), "10.7.0.1"), 0);
+	assert_int_equal(add_neigh(vnic_tap_ifname(tap), "10.7.0.2", peer_mac), 0);
+	for (i = 0; i < 32; i++) {
+		int s = udp_to_peer();
+
+		assert_int_equal(send(s, "q", 1, 0), 1);
+		close(s); /* a new socket, a new source port, a new flow */
+	}
+	cpus[0] = &fk.cpu;
+	cpus[1] = &other;
+	want_rec = 32;
+	assert_int_equal(vnic_cpus_run_until(cpus, 2, enough_recs, NULL, GUARD_NS), 0);
+	assert_int_equal(fk.wrong_cpu, 0);
+	for (i = 0; i < 32; i++) {
+		const struct rec *r = &fk.rec[i];
+
+		/* the flow's queue, or the reader's own when the flow's is on the other cpu */
+		if (r->q != r->hash % 2)
+			fallback++;
+	}
+	assert_int_equal(counter(tap, "in0_packets") + counter(tap, "in1_packets"), 32);
+	assert_int_equal(counter(tap, "in0_queue_fallback") + counter(tap, "in1_queue_fallback"),
+			 fallback);
+	vnic_tap_stop(tap);
+	vnic_cpu_run_once(&fk.cpu);
+	vnic_cpu_run_once(&other);
+	assert_int_equal(pool.nfree, pool.count);
+	assert_int_equal(pool1.nfree, pool1.count);
+	vnic_tap_destroy(tap);
+	vnic_pkt_pool_fini(&pool1);
+	vnic_cpu_fini(&other);
+	vnic_cpu_fini(&fk.cpu);
+}
+
 /* One tx queue: nothing to pick, so the reader does not hash (pkt->hash stays 0). */
 static void test_one_queue_no_hash(void **state)
 {
@@ -1073,10 +1136,14 @@ static void test_end_to_end(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest unit[] = {
-		cmocka_unit_test(test_create_errors),	 cmocka_unit_test(test_read_offloads),
-		cmocka_unit_test(test_read_no_vnet_hdr), cmocka_unit_test(test_backpressure),
-		cmocka_unit_test(test_delivery),	 cmocka_unit_test(test_delivery_frags),
+		cmocka_unit_test(test_create_errors),
+		cmocka_unit_test(test_read_offloads),
+		cmocka_unit_test(test_read_no_vnet_hdr),
+		cmocka_unit_test(test_backpressure),
+		cmocka_unit_test(test_delivery),
+		cmocka_unit_test(test_delivery_frags),
 		cmocka_unit_test(test_two_queues_rss),
+		cmocka_unit_test(test_two_queues_two_cpus),
 		cmocka_unit_test(test_one_queue_no_hash),
 		cmocka_unit_test(test_lone_frames),
 	};
