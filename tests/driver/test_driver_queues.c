@@ -369,10 +369,52 @@ static void test_queue_cpus_create(void **state)
 	env_destroy(&e);
 }
 
+/*
+ * Every queue on the driver's cpu (the layout of `vnic link` and `vnic
+ * bench`), with real threads: bring-up, a change-param reset and close
+ * never park anything.
+ */
+static void test_one_cpu_never_parks(void **state)
+{
+	static const struct vnic_drv_params mtu = {.mtu = 1400};
+	struct vnic_drv_config dc[2];
+	struct env e;
+	uint64_t v;
+
+	(void)state;
+	for (unsigned int i = 0; i < 2; i++) {
+		env_drv_config(&dc[i]);
+		dc[i].cpu = &e.v.cpu[0];
+		dc[i].tx_queues = dc[i].rx_queues = NQ;
+	}
+	env_create_split(&e, 2, dc, NULL, NULL);
+	env_start(&e);
+	assert_int_equal(env_open(&e, 0), 0);
+	assert_int_equal(env_open(&e, 1), 0);
+	assert_int_equal(vnic_drv_change_param(e.s[0].drv, &mtu), 0);
+	for (unsigned int ms = 0;; ms++) {
+		assert_true(ms < 120000);
+		assert_int_equal(vnic_drv_counter(e.s[0].drv, "reset_done", &v), 0);
+		if (v == 1)
+			break;
+		nap();
+	}
+	assert_int_equal(env_close(&e, 0), 0);
+	assert_int_equal(env_close(&e, 1), 0);
+	for (unsigned int i = 0; i < 2; i++) {
+		assert_int_equal(vnic_drv_counter(e.s[i].drv, "parks", &v), 0);
+		assert_int_equal(v, 0);
+		assert_int_equal(vnic_drv_counter(e.s[i].drv, "park_retries", &v), 0);
+		assert_int_equal(v, 0);
+	}
+	env_destroy(&e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_queue_cpus_create),
+		cmocka_unit_test(test_one_cpu_never_parks),
 		cmocka_unit_test(test_queues_through_resets),
 		cmocka_unit_test(test_queues_crossed_control),
 	};
