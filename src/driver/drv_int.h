@@ -415,7 +415,7 @@ struct drv_stats {
 	uint64_t policy_changes; /* vnic_drv_set_policies that changed something */
 	uint64_t tx_pools_dropped; /* host pools unmapped: no map id left for them */
 	uint64_t parks;		   /* control polls that parked the queues' other cpus */
-	uint64_t park_retries;	   /* of those, tried again: a cpu did not park in time */
+	uint64_t park_retries;	   /* tried again: a cpu late, or another driver parking */
 };
 
 /*
@@ -592,8 +592,9 @@ void vnic_drv_release_maps(struct vnic_drv *drv);
 int vnic_drv_park_init(struct vnic_drv *drv);
 /*
  * Control poller: every other cpu of the queues waits between two polls
- * until vnic_drv_unpark. 0, or -EAGAIN: one did not in time, none waits
- * (try again on the next turn).
+ * until vnic_drv_unpark. 0, or -EAGAIN: one did not in time, or another
+ * driver's control poll has cpus parked; none waits (try again on the next
+ * turn).
  */
 int vnic_drv_park(struct vnic_drv *drv);
 void vnic_drv_unpark(struct vnic_drv *drv);

@@ -19,10 +19,18 @@
  * every quarter of tx_timeout_ns), never per packet.
  *
  * Two drivers whose control pollers run on different cpus and each park
- * the other's cpu would wait for each other: a park that is not answered
- * within PARK_WAIT_NS is called off, and the control poll is tried again on
- * the next turn of its cpu, where the other's park poller runs in between.
- * The same rule serves a cpu not started yet, and one stopping.
+ * the other's cpu would wait for each other, each spinning in its control
+ * poll where the other's park poller cannot run. So one control poll at a
+ * time in the process parks cpus: it holds park_owner from vnic_drv_park
+ * to vnic_drv_unpark, and a control poll that finds it held gives up at
+ * once and is tried again on the next turn of its cpu; that turn runs the
+ * holder's park poller if it asked for it. The holder therefore only ever
+ * waits for cpus that are between polls or inside ordinary ones, never for
+ * one waiting in turn. Control polls are rare (CRQ messages, requests,
+ * timers), so the one token costs nothing on the datapath and little
+ * elsewhere. A park not answered within PARK_WAIT_NS (a cpu not started
+ * yet, one stopping, or a thread the host took off its core) is still
+ * called off and tried again the same way.
  *
  * Manual mode (one thread steps every cpu): nothing runs beside the
  * control poll, so there is nothing to park. Each park poller notes the
@@ -45,6 +53,9 @@ enum {
 
 /* How long a control poll waits for a cpu to park before trying again later. */
 #define PARK_WAIT_NS 5000000ull
+
+/* The driver whose control poll has cpus parked or being asked (NULL: none). */
+static _Atomic(struct vnic_drv *) park_owner;
 
 /* An address unique to each live thread, without a syscall. */
 static _Thread_local char thread_mark;
@@ -142,8 +153,16 @@ int vnic_drv_park(struct vnic_drv *drv)
 	unsigned int i;
 	uint64_t end;
 
+	struct vnic_drv *none = NULL;
+
 	if (!drv->npark)
 		return 0;
+	/* another control poll parks: ours would wait for its own cpu to park */
+	if (!atomic_compare_exchange_strong_explicit(&park_owner, &none, drv,
+						     memory_order_acquire, memory_order_relaxed)) {
+		vnic_ctr_inc(&drv->st.park_retries);
+		return -EAGAIN;
+	}
 	/* ask them all first: they park side by side, not one after another */
 	for (i = 0; i < drv->npark; i++) {
 		struct drv_park *pk = &drv->park[i];
@@ -161,7 +180,7 @@ int vnic_drv_park(struct vnic_drv *drv)
 			continue; /* ours: not asked */
 		if (!wait_parked(pk, end)) {
 			vnic_ctr_inc(&drv->st.park_retries);
-			release(drv, drv->npark);
+			vnic_drv_unpark(drv);
 			return -EAGAIN;
 		}
 	}
@@ -171,5 +190,11 @@ int vnic_drv_park(struct vnic_drv *drv)
 
 void vnic_drv_unpark(struct vnic_drv *drv)
 {
+	struct vnic_drv *self = drv;
+
+	if (!drv->npark)
+		return;
 	release(drv, drv->npark);
+	atomic_compare_exchange_strong_explicit(&park_owner, &self, NULL, memory_order_release,
+						memory_order_relaxed);
 }
