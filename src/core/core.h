@@ -392,6 +392,56 @@ int vnic_cpus_run_until(struct vnic_cpu **cpus, unsigned int n, bool (*done)(voi
 			uint64_t timeout_ns);
 
 /* ---------------------------------------------------------------------------
+ * Parking (park.c): a control poller that shares state with pollers on other
+ * cpus (queue pairs on cpus of their own, docs/ARCHITECTURE.md section 4.2)
+ * has those cpus wait between two of their polls while it works, instead of
+ * a lock on their datapath. The driver's and the device's control pollers
+ * both do; one park at a time in the process (a token), so two control
+ * pollers that each park the other's cpu never wait for each other.
+ * ------------------------------------------------------------------------- */
+
+enum { VNIC_PARK_MAX_CPUS = 16 }; /* as many as queue pairs (proto.h VNIC_MAX_QUEUES) */
+
+struct vnic_park_cpu {
+	struct vnic_poller poller;
+	struct vnic_cpu *cpu;
+	_Atomic uint32_t state;
+	_Atomic uintptr_t runner; /* the thread that last ran the poller */
+};
+
+/*
+ * The cpus other than home among those given at init, each with a park
+ * poller. parks and retries are written by home's thread (vnic_ctr_*).
+ */
+struct vnic_park {
+	struct vnic_cpu *home;
+	struct vnic_park_cpu cpu[VNIC_PARK_MAX_CPUS];
+	unsigned int n;
+	uint64_t parks;	  /* control polls that parked the other cpus */
+	uint64_t retries; /* tried again: a cpu late, or another park in progress */
+};
+
+/*
+ * Setup, before the cpus start: a park poller (named name) on every distinct
+ * cpu of cpus[0..n) other than home (NULL entries are home). 0, or -ENOSPC
+ * (no poller slot; the pollers already added stay registered, as with any
+ * create that fails after vnic_cpu_add), -EINVAL (more than
+ * VNIC_PARK_MAX_CPUS other cpus).
+ */
+int vnic_park_init(struct vnic_park *pk, struct vnic_cpu *home, struct vnic_cpu *const *cpus,
+		   unsigned int n, const char *name);
+/*
+ * Home's thread: every other cpu waits between two of its polls until
+ * vnic_unpark. 0 (also with no other cpu), or -EAGAIN: one did not park in
+ * time (5 ms), or another park in the process is in progress; none waits,
+ * try again on the next turn. A cpu last run by the calling thread (manual
+ * mode) is not asked: nothing runs beside us there.
+ */
+int vnic_park(struct vnic_park *pk);
+/* Ends a vnic_park that returned 0. */
+void vnic_unpark(struct vnic_park *pk);
+
+/* ---------------------------------------------------------------------------
  * NAPI (napi.c)
  * ------------------------------------------------------------------------- */
 

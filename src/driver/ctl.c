@@ -1400,8 +1400,8 @@ int vnic_drv_ctl_poll(struct vnic_napi *napi, int budget)
 	uint64_t word, now, t;
 	int done = 0;
 
-	/* queues on other cpus wait while we work (park.c); if one is late, next turn */
-	if (vnic_drv_park(drv))
+	/* queues on other cpus wait while we work (core/park.c); if one is late, next turn */
+	if (vnic_park(&drv->park))
 		return budget;
 	if (atomic_exchange_explicit(&drv->suspect_req, false, memory_order_acquire))
 		vnic_drv_partner_suspect_now(drv);
@@ -1422,7 +1422,7 @@ int vnic_drv_ctl_poll(struct vnic_napi *napi, int budget)
 		on_timer(drv, now);
 	/* resets last: they start only once everything above is settled */
 	t = vnic_drv_reset_poll(drv, now);
-	vnic_drv_unpark(drv);
+	vnic_unpark(&drv->park);
 	vnic_poller_set_timer(&napi->poller, earliest(drv->timer_ns, t));
 	/* The control path has no budget to respect: everything was handled. */
 	return done < budget ? done : budget - 1;

@@ -32,7 +32,7 @@
  * contract wants: so the driver's state needs no lock. With queue_cpu,
  * queue pair q runs on a cpu of its own instead (vnic_netdev_tx_cpu and
  * rx_cpu say which), and the control poller parks those cpus, between two
- * of their polls, while it works (park.c): still no lock on the datapath. Only open, close,
+ * of their polls, while it works (core/park.c): still no lock on the datapath. Only open, close,
  * change-param, set-policies, the policies and the counters are called
  * from other threads; open, close and set-policies hand their request to
  * the control poller and wait for its answer, change-param queues a reset

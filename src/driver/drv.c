@@ -298,7 +298,7 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 		/*
 		 * xmit and reclaim both run there. A queue on another cpu than the
 		 * control poller's is taken by it too, while its cpu is parked
-		 * (park.c): a serialisation the owner check cannot see, so none.
+		 * (core/park.c): a serialisation the owner check cannot see, so none.
 		 */
 		txq->txq.owner = drv->qcpu[i] == drv->cpu ? drv->cpu : NULL;
 		/* Nothing is sent before the link is up: a host gets BUSY, then tx_wake. */
@@ -327,7 +327,8 @@ int vnic_drv_create(struct vnic_drv **out, struct vnic_hv *hv, const struct vnic
 	 */
 	err = pollers_add(drv, a->names);
 	if (!err)
-		err = vnic_drv_park_init(drv);
+		err = vnic_park_init(&drv->park, drv->cpu, drv->qcpu,
+				     drv->qtx > drv->qrx ? drv->qtx : drv->qrx, "drv-park");
 	if (err)
 		goto err_res;
 	vnic_hv_crq_set_irq(hv, VNIC_HV_CLIENT, vnic_drv_ctl_irq, drv);
@@ -638,8 +639,6 @@ static const struct ctr_desc drv_ctrs[] = {
 	DRC(bad_tx_comp_ring),
 	DRC(policy_changes),
 	DRC(tx_pools_dropped),
-	DRC(parks),
-	DRC(park_retries),
 };
 
 /* Visits every counter; the callback sees the name and the value. */
@@ -682,6 +681,8 @@ static void visit(const struct vnic_drv *drv, struct ctr_visit *v)
 	put(v, "carrier", vnic_ctr_read(&drv->carrier));
 	for (i = 0; i < NAMES_LEN(drv_ctrs); i++)
 		put(v, drv_ctrs[i].name, rd(&drv->st, drv_ctrs[i].off));
+	put(v, "parks", vnic_ctr_read(&drv->park.parks));
+	put(v, "park_retries", vnic_ctr_read(&drv->park.retries));
 	for (i = 0; i < RST_MAX; i++) {
 		char name[VNIC_COUNTER_NAME_MAX];
 

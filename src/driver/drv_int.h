@@ -7,7 +7,7 @@
  * (control poller, tx completion pollers, rx NAPIs, and xmit, which runs on
  * that cpu by contract). With queues on cpus of their own (queue_cpu), a
  * queue's state is its cpu's, and the control poller takes it only while
- * that cpu is parked (park.c); the datapath then writes nothing of the
+ * that cpu is parked (core/park.c); the datapath then writes nothing of the
  * driver's own but counters (one-writer per queue, or atomic read-modify-
  * writes where any queue may count) and asks the control poller for the
  * rest (suspect_req). Other threads touch only:
@@ -414,19 +414,6 @@ struct drv_stats {
 	uint64_t probe_resumes;	 /* answered: the partner still had us, traffic resumed */
 	uint64_t policy_changes; /* vnic_drv_set_policies that changed something */
 	uint64_t tx_pools_dropped; /* host pools unmapped: no map id left for them */
-	uint64_t parks;		   /* control polls that parked the queues' other cpus */
-	uint64_t park_retries;	   /* tried again: a cpu late, or another driver parking */
-};
-
-/*
- * A cpu other than the driver's that runs some of its queues (park.c): its
- * park poller, and the hand-shake with the control poller.
- */
-struct drv_park {
-	struct vnic_poller poller;
-	struct vnic_cpu *cpu;
-	_Atomic uint32_t state;
-	_Atomic uintptr_t runner; /* the thread that last ran the poller */
 };
 
 /*
@@ -484,8 +471,7 @@ struct vnic_drv {
 	struct vnic_cpu *cpu;
 	/* queue pair q's cpu (cpu when not given); the other cpus among them, parked */
 	struct vnic_cpu *qcpu[VNIC_MAX_QUEUES];
-	struct drv_park park[VNIC_MAX_QUEUES];
-	unsigned int npark;
+	struct vnic_park park; /* core's park.c; counters parks and park_retries */
 	/* the datapath saw the partner go, on a queue's own cpu: the control poller acts */
 	_Atomic bool suspect_req;
 	struct vnic_netdev netdev;
@@ -586,18 +572,6 @@ int vnic_drv_send_link_state(struct vnic_drv *drv, uint8_t state);
 void vnic_drv_send_xport(struct vnic_drv *drv, uint8_t reason);
 /* A reset's REQUEST_UNMAP of every map (state RESET_UNMAP), answered in vnic_drv_reset_unmapped. */
 void vnic_drv_release_maps(struct vnic_drv *drv);
-
-/* --- park.c -------------------------------------------------------------- */
-/* At create: a park poller on every other cpu that runs a queue. 0 or -ENOSPC. */
-int vnic_drv_park_init(struct vnic_drv *drv);
-/*
- * Control poller: every other cpu of the queues waits between two polls
- * until vnic_drv_unpark. 0, or -EAGAIN: one did not in time, or another
- * driver's control poll has cpus parked; none waits (try again on the next
- * turn).
- */
-int vnic_drv_park(struct vnic_drv *drv);
-void vnic_drv_unpark(struct vnic_drv *drv);
 
 /* --- live.c -------------------------------------------------------------- */
 int vnic_drv_live_init(struct vnic_drv *drv);

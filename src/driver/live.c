@@ -175,7 +175,7 @@ int vnic_drv_set_policies(struct vnic_drv *drv, const struct vnic_drv_config *wa
 	if (!drv || !want || policies_check(want))
 		return -EINVAL;
 	/* tx queue t reclaimed in rx queue t % nrx: perhaps on another cpu (drv.c) */
-	if (drv->npark && want->tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
+	if (drv->park.n && want->tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
 		return -EINVAL;
 	memset(&p, 0, sizeof(p));
 	policies_copy(&p, want);
@@ -186,10 +186,10 @@ int vnic_drv_set_policies(struct vnic_drv *drv, const struct vnic_drv_config *wa
 	}
 	/* On its cpu: now, the queues on other cpus waiting as for a control poll. */
 	if (vnic_cpu_self() == drv->cpu) {
-		if (vnic_drv_park(drv))
+		if (vnic_park(&drv->park))
 			return -EAGAIN;
 		apply(drv, &p);
-		vnic_drv_unpark(drv);
+		vnic_unpark(&drv->park);
 		return 0;
 	}
 	l = &drv->live;

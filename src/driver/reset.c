@@ -430,9 +430,9 @@ void vnic_drv_partner_suspect(struct vnic_drv *drv)
 {
 	/*
 	 * With queues on other cpus, every queue stops under the control
-	 * poller, which parks their cpus first (park.c).
+	 * poller, which parks their cpus first (core/park.c).
 	 */
-	if (drv->npark) {
+	if (drv->park.n) {
 		atomic_store_explicit(&drv->suspect_req, true, memory_order_release);
 		/* the poller, not the NAPI: a poll under way runs once more */
 		vnic_poller_schedule(&drv->ctl_napi.poller);

@@ -6,7 +6,7 @@
  * devices aside). A sender on each queue's cpu pushes frames on that queue
  * while the control poller resets the driver from every direction: change-
  * param, error indications, the device resetting itself. The control poller
- * parks cpu 1 for each of its polls (src/driver/park.c). Every frame is
+ * parks cpu 1 for each of its polls (src/core/park.c). Every frame is
  * completed to its sender exactly once, B sees only good ones, on both of
  * its rx queues, and the pools come back full. Run under TSan (label
  * "threaded"): the park hand-shake is what orders the control poller's
