@@ -17,7 +17,7 @@ static_assert(offsetof(struct cable_dir, tail) - offsetof(struct cable_dir, head
 
 static bool prob_ok(double p)
 {
-	return p >= 0.0 && p <= 1.0;	/* false for NaN too */
+	return p >= 0.0 && p <= 1.0; /* false for NaN too */
 }
 
 /* p scaled to 2^64; 0 means never and UINT64_MAX always (see roll()). */
@@ -41,6 +41,10 @@ static int check_cfg(struct vnic_cable_cfg *cfg)
 	if (cfg->slots & (cfg->slots - 1) || cfg->slots > VNIC_CABLE_MAX_SLOTS)
 		return -EINVAL;
 	if (!prob_ok(cfg->loss) || !prob_ok(cfg->reorder) || !prob_ok(cfg->corrupt))
+		return -EINVAL;
+	if (!cfg->queues)
+		cfg->queues = 1;
+	if (cfg->queues > VNIC_CABLE_MAX_QUEUES)
 		return -EINVAL;
 	return 0;
 }
@@ -123,7 +127,7 @@ static int dir_init(struct vnic_cable *c, unsigned int i)
 	d->p.reorder_thr = prob_threshold(c->cfg.reorder);
 	d->p.corrupt_thr = prob_threshold(c->cfg.corrupt);
 	cable_dir_seed(d, c->cfg.seed);
-	d->rx_wire = &c->end[1 - i].wire;
+	d->rx_wire = &c->end[(i & ~1u) + (1 - (i & 1))].wire;
 	return 0;
 
 err_fini_pool:
@@ -140,10 +144,36 @@ static void dir_fini(struct cable_dir *d)
 	free(d->slots);
 }
 
+static void dirs_fini(struct vnic_cable *c, unsigned int n)
+{
+	while (n--)
+		dir_fini(&c->dir[n]);
+}
+
+static void end_init(struct vnic_cable *c, unsigned int i)
+{
+	struct cable_end *e = &c->end[i];
+	unsigned int side = i & 1, q = i / 2;
+
+	e->wire.ops = &vnic_cable_wire_ops;
+	e->wire.priv = c;
+	e->wire.mtu = c->cfg.mtu;
+	e->wire.frame_size = c->cfg.mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
+	/* a slot big enough for either; the MTU is still wire.mtu */
+	if (c->cfg.tso && e->wire.frame_size < VNIC_CABLE_GSO_MAX) {
+		e->wire.frame_size = VNIC_CABLE_GSO_MAX;
+		e->wire.rx_gso_max_size = VNIC_CABLE_GSO_MAX;
+	}
+	e->tx = &c->dir[2 * q + side];
+	e->rx = &c->dir[2 * q + 1 - side];
+	e->cable = c;
+	e->side = side;
+}
+
 int vnic_cable_create(struct vnic_cable **cp, const struct vnic_cable_cfg *cfg)
 {
 	struct vnic_cable *c;
-	unsigned int i;
+	unsigned int i, n;
 	int err;
 
 	*cp = NULL;
@@ -156,39 +186,34 @@ int vnic_cable_create(struct vnic_cable **cp, const struct vnic_cable_cfg *cfg)
 	err = check_cfg(&c->cfg);
 	if (err)
 		goto err_free;
+	n = 2 * c->cfg.queues;
+	c->dir = aligned_alloc(VNIC_CACHELINE, n * sizeof(*c->dir));
+	c->end = calloc(n, sizeof(*c->end));
+	err = -ENOMEM;
+	if (!c->dir || !c->end)
+		goto err_free_arrays;
+	memset(c->dir, 0, n * sizeof(*c->dir));
 	err = -pthread_mutex_init(&c->lock, NULL);
 	if (err)
-		goto err_free;
+		goto err_free_arrays;
 	live_publish(c);
 
-	for (i = 0; i < 2; i++) {
-		struct cable_end *e = &c->end[i];
-
-		e->wire.ops = &vnic_cable_wire_ops;
-		e->wire.priv = c;
-		e->wire.mtu = c->cfg.mtu;
-		e->wire.frame_size = c->cfg.mtu + VNIC_ETH_HLEN + VNIC_VLAN_HLEN;
-		/* a slot big enough for either; the MTU is still wire.mtu */
-		if (c->cfg.tso && e->wire.frame_size < VNIC_CABLE_GSO_MAX) {
-			e->wire.frame_size = VNIC_CABLE_GSO_MAX;
-			e->wire.rx_gso_max_size = VNIC_CABLE_GSO_MAX;
-		}
-		e->tx = &c->dir[i];
-		e->rx = &c->dir[1 - i];
+	for (i = 0; i < n; i++)
+		end_init(c, i);
+	for (i = 0; i < n; i++) {
+		err = dir_init(c, i);
+		if (err)
+			goto err_fini_dirs;
 	}
-	err = dir_init(c, 0);
-	if (err)
-		goto err_destroy_lock;
-	err = dir_init(c, 1);
-	if (err)
-		goto err_fini_dir0;
 	*cp = c;
 	return 0;
 
-err_fini_dir0:
-	dir_fini(&c->dir[0]);
-err_destroy_lock:
+err_fini_dirs:
+	dirs_fini(c, i);
 	pthread_mutex_destroy(&c->lock);
+err_free_arrays:
+	free(c->end);
+	free(c->dir);
 err_free:
 	free(c);
 	return err;
@@ -198,9 +223,10 @@ void vnic_cable_destroy(struct vnic_cable *c)
 {
 	if (!c)
 		return;
-	dir_fini(&c->dir[0]);
-	dir_fini(&c->dir[1]);
+	dirs_fini(c, 2 * c->cfg.queues);
 	pthread_mutex_destroy(&c->lock);
+	free(c->end);
+	free(c->dir);
 	free(c);
 }
 
@@ -216,9 +242,11 @@ int vnic_cable_set(struct vnic_cable *c, const struct vnic_cable_cfg *cfg)
 		n.mtu = VNIC_CABLE_DEFAULT_MTU;
 	if (!n.slots)
 		n.slots = n.tso ? VNIC_CABLE_TSO_DEFAULT_SLOTS : VNIC_CABLE_DEFAULT_SLOTS;
+	if (!n.queues)
+		n.queues = 1;
 	/* the slots and the rings were sized for these */
 	if (n.mtu != c->cfg.mtu || n.slots != c->cfg.slots || n.tso != c->cfg.tso ||
-	    check_cfg(&n)) {
+	    n.queues != c->cfg.queues || check_cfg(&n)) {
 		pthread_mutex_unlock(&c->lock);
 		return -EINVAL;
 	}
@@ -244,26 +272,46 @@ void vnic_cable_config_get(const struct vnic_cable *c, struct vnic_cable_cfg *ou
 
 struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end)
 {
-	return end < 2 ? &c->end[end].wire : NULL;
+	return vnic_cable_queue_end(c, end, 0);
+}
+
+struct vnic_wire *vnic_cable_queue_end(struct vnic_cable *c, unsigned int end, unsigned int q)
+{
+	return end < 2 && q < c->cfg.queues ? &c->end[2 * q + end].wire : NULL;
+}
+
+/* Adds ring d's counters to st. */
+static void dir_stats(const struct cable_dir *d, struct vnic_cable_stats *st)
+{
+	st->tx_frames += vnic_ctr_read(&d->p.tx_frames);
+	st->tx_bytes += vnic_ctr_read(&d->p.tx_bytes);
+	st->rx_frames += vnic_ctr_read(&d->c.rx_frames);
+	st->drop_mtu += vnic_ctr_read(&d->p.drop_mtu);
+	st->drop_loss += vnic_ctr_read(&d->p.drop_loss);
+	st->reordered += vnic_ctr_read(&d->p.reordered);
+	st->corrupted += vnic_ctr_read(&d->p.corrupted);
+	st->tx_full += vnic_ctr_read(&d->p.tx_full);
+	st->notifies += vnic_ctr_read(&d->p.notifies);
+	st->tx_super += vnic_ctr_read(&d->p.tx_super);
+	st->drop_super += vnic_ctr_read(&d->p.drop_super);
 }
 
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st)
 {
-	const struct cable_dir *d;
+	unsigned int q;
 
 	memset(st, 0, sizeof(*st));
 	if (dir > 1)
 		return;
-	d = &c->dir[dir];
-	st->tx_frames = vnic_ctr_read(&d->p.tx_frames);
-	st->tx_bytes = vnic_ctr_read(&d->p.tx_bytes);
-	st->rx_frames = vnic_ctr_read(&d->c.rx_frames);
-	st->drop_mtu = vnic_ctr_read(&d->p.drop_mtu);
-	st->drop_loss = vnic_ctr_read(&d->p.drop_loss);
-	st->reordered = vnic_ctr_read(&d->p.reordered);
-	st->corrupted = vnic_ctr_read(&d->p.corrupted);
-	st->tx_full = vnic_ctr_read(&d->p.tx_full);
-	st->notifies = vnic_ctr_read(&d->p.notifies);
-	st->tx_super = vnic_ctr_read(&d->p.tx_super);
-	st->drop_super = vnic_ctr_read(&d->p.drop_super);
+	for (q = 0; q < c->cfg.queues; q++)
+		dir_stats(&c->dir[2 * q + dir], st);
+}
+
+void vnic_cable_queue_stats(const struct vnic_cable *c, unsigned int dir, unsigned int q,
+			    struct vnic_cable_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (dir > 1 || q >= c->cfg.queues)
+		return;
+	dir_stats(&c->dir[2 * q + dir], st);
 }

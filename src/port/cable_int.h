@@ -90,7 +90,7 @@ struct cable_dir {
 	/* read-mostly */
 	struct vnic_pkt **slots vnic_cacheline_aligned;
 	uint32_t mask;
-	unsigned int idx;		/* dir[idx] */
+	unsigned int idx;		/* dir[idx]: queue pair idx / 2 */
 	struct vnic_wire *rx_wire;	/* the end that receives this direction */
 	struct cable_live *live;
 	uint32_t mtu;
@@ -108,11 +108,17 @@ struct cable_end {
 	struct vnic_wire wire;
 	struct cable_dir *tx;		/* the direction this end produces into */
 	struct cable_dir *rx;		/* the direction this end consumes */
+	struct vnic_cable *cable;
+	unsigned int side;		/* 0 or 1 */
 };
 
+/*
+ * A ring pair per queue pair (cfg.queues): dir[2q + i] runs from end i to
+ * end 1 - i of queue pair q, end[2q + i] is side i's wire of queue pair q.
+ */
 struct vnic_cable {
-	struct cable_dir dir[2];	/* dir[i]: from end i to end 1 - i */
-	struct cable_end end[2];
+	struct cable_dir *dir;
+	struct cable_end *end;
 	/* mtu and slots fixed at create; the rest as last set (under lock) */
 	struct vnic_cable_cfg cfg;
 	pthread_mutex_t lock;		/* setters, and readers of cfg */

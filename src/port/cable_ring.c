@@ -415,15 +415,23 @@ static uint32_t cable_tx_gso_max(struct vnic_wire *w)
 }
 
 /* The receiving device, any thread: relaxed, the sender only has to see it eventually. */
+/*
+ * The receiving device negotiates once, on its first wire: what it takes
+ * holds for every ring toward its side (a ring per queue pair).
+ */
 static void cable_rx_gso_take(struct vnic_wire *w, uint32_t max)
 {
-	struct cable_dir *d = to_end(w)->rx;
+	struct cable_end *e = to_end(w);
+	struct vnic_cable *c = e->cable;
+	unsigned int q;
 
-	if (!d->tso)
+	if (!e->rx->tso)
 		return;
 	if (max > VNIC_CABLE_GSO_MAX)
 		max = VNIC_CABLE_GSO_MAX;
-	atomic_store_explicit(&d->rx_gso, max, memory_order_relaxed);
+	for (q = 0; q < c->cfg.queues; q++)
+		atomic_store_explicit(&c->dir[2 * q + 1 - e->side].rx_gso, max,
+				      memory_order_relaxed);
 }
 
 static void cable_irq_enable(void *ctx)

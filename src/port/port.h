@@ -47,6 +47,7 @@ enum vnic_cable_limits {
 	 */
 	VNIC_CABLE_LINE_OVERHEAD = 24,
 	VNIC_CABLE_MIN_FRAME = 60,
+	VNIC_CABLE_MAX_QUEUES = 16, /* as a vNIC's queue pairs (proto.h VNIC_MAX_QUEUES) */
 };
 
 /*
@@ -72,6 +73,15 @@ struct vnic_cable_cfg {
 	 * receive); MTU frames otherwise. Slots are that large. Fixed at create.
 	 */
 	bool tso;
+	/*
+	 * Ring pairs, one per queue pair (0 = 1, at most VNIC_CABLE_MAX_QUEUES),
+	 * each with the settings above, its slots, its own line (rate_bps is per
+	 * ring) and its own generator; fixed at create. vnic_cable_queue_end
+	 * gives each ring's ends: a device with a wire per queue pair sends tx
+	 * queue q on ring q, and the receiving device takes ring q's frames on
+	 * rx queue q (vnic_dev_config.queue_wire).
+	 */
+	uint32_t queues;
 };
 
 /*
@@ -118,11 +128,20 @@ void vnic_cable_destroy(struct vnic_cable *c);
  * rx_peek (so a re-arm cannot miss a frame that needs a timer).
  */
 struct vnic_wire *vnic_cable_end(struct vnic_cable *c, unsigned int end);
-/* Counters of the direction from end dir to the other. */
+/*
+ * End 0 or 1 of queue pair q's ring pair (NULL when end > 1 or q >= queues),
+ * as vnic_cable_end, which is queue pair 0's. The receiver of any one ring's
+ * rx_gso_take speaks for every ring toward its side.
+ */
+struct vnic_wire *vnic_cable_queue_end(struct vnic_cable *c, unsigned int end, unsigned int q);
+/* Counters of the direction from end dir to the other, summed over the queue pairs. */
 void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_cable_stats *st);
+/* The same, of queue pair q's ring alone (zeros for q >= queues). */
+void vnic_cable_queue_stats(const struct vnic_cable *c, unsigned int dir, unsigned int q,
+			    struct vnic_cable_stats *st);
 /*
  * Any thread, any time: new rate_bps, delay_ns, loss, reorder, corrupt and
- * seed for both directions. mtu, slots and tso size the rings: they must be
+ * seed for both directions. mtu, slots, tso and queues size the rings: they must be
  * the cable's (0 = the default, as at create). Each direction's producer takes
  * the new values at its next commit, from a copy published by a sequence
  * count (one load per commit when nothing changed; no lock on the
@@ -130,7 +149,7 @@ void vnic_cable_stats(const struct vnic_cable *c, unsigned int dir, struct vnic_
  * with (a new delay or rate applies to frames committed from then on; a
  * frame never overtakes an earlier one); a frame held back to be reordered
  * goes behind the next one committed; a seed that changes starts each
- * direction's generator over. 0, or -EINVAL (mtu, slots or tso differ,
+ * direction's generator over. 0, or -EINVAL (mtu, slots, tso or queues differ,
  * a probability out of [0, 1]: nothing changed).
  */
 int vnic_cable_set(struct vnic_cable *c, const struct vnic_cable_cfg *cfg);
