@@ -12,9 +12,11 @@
  * (its interrupt masked) sees every entry at once; one that completed and
  * re-armed waits for the interrupt, and its re-arm check still finds an
  * entry published before it armed (the hv's ordering is the same either
- * way). The timer is one poller for every ring of the device, armed for
- * the earliest deadline; frames without usecs gets a backstop deadline, so
- * nothing pending is ever left without one.
+ * way). The timer is one poller for every ring on a cpu (one in all, unless
+ * queue_cpu spreads the queues: each ring's on its engines' cpu, so a ring's
+ * state has one thread), armed for the earliest deadline; frames without
+ * usecs gets a backstop deadline, so nothing pending is ever left without
+ * one. New settings are taken on the device's cpu with the others parked.
  *
  * Adaptive: each ring samples its queue's packets and bytes and its own
  * interrupts at every interrupt it raises, and core's vnic_dim walks the
@@ -77,9 +79,9 @@ static void raise_now(struct vnic_dev *dev, const struct dev_coal_dir *d, struct
 	signalled(d, r);
 }
 
-static void arm(struct vnic_dev *dev, struct dev_coal_ring *r, uint64_t due)
+static void arm(struct dev_coal_ring *r, uint64_t due)
 {
-	struct vnic_poller *p = &dev->coal.poller;
+	struct vnic_poller *p = r->timer;
 
 	r->due_ns = due;
 	if (!p->deadline_ns || (int64_t)(due - p->deadline_ns) < 0)
@@ -110,8 +112,7 @@ long vnic_dev_coal_send(struct vnic_dev *dev, const struct dev_coal_dir *d, stru
 		return rc;
 	}
 	if (!r->due_ns)
-		arm(dev, r,
-		    vnic_now_ns() + 1000ull * (p->usecs ? p->usecs : VNIC_DEV_COAL_BACKSTOP_US));
+		arm(r, vnic_now_ns() + 1000ull * (p->usecs ? p->usecs : VNIC_DEV_COAL_BACKSTOP_US));
 	return rc;
 }
 
@@ -179,20 +180,43 @@ static void take_settings(struct vnic_dev *dev)
 	dir_of(&dev->coal.rx, c.rx_usecs, c.rx_frames, c.adaptive_rx);
 }
 
+/*
+ * New settings touch every ring and the directions every engine reads: on
+ * the device's cpu, with the queues' cpus parked. One late: the next turn.
+ */
+static void maybe_take_settings(struct vnic_dev *dev, struct vnic_poller *p)
+{
+	/* acquire: the settings under the lock are there (the lock orders them anyway) */
+	if (!atomic_load_explicit(&dev->live.coal_pending, memory_order_acquire))
+		return;
+	if (vnic_park(&dev->park)) {
+		vnic_poller_schedule(p);
+		return;
+	}
+	take_settings(dev);
+	vnic_unpark(&dev->park);
+}
+
+/* The rings of the queues on cc's cpu: a ring is raised on its engine's thread only. */
 int vnic_dev_coal_poll(struct vnic_poller *p, int budget)
 {
-	struct vnic_dev *dev = vnic_container_of(p, struct vnic_dev, coal.poller);
-	uint64_t now = vnic_now_ns(), next = 0;
+	struct dev_coal_cpu *cc = vnic_container_of(p, struct dev_coal_cpu, poller);
+	struct vnic_dev *dev = cc->dev;
+	uint64_t now, next = 0;
 	unsigned int i;
 
 	(void)budget;
-	/* acquire: the settings under the lock are there (the lock orders them anyway) */
-	if (atomic_load_explicit(&dev->live.coal_pending, memory_order_acquire))
-		take_settings(dev);
+	if (cc == &dev->coal.cpu[0])
+		maybe_take_settings(dev, p);
+	now = vnic_now_ns();
 	for (i = 0; i < dev->cfg.max_tx_queues; i++)
-		look(dev, &dev->coal.tx, &dev->txq[i].coal, dev->txq[i].comp_handle, now, &next);
+		if (dev->qcpu[i] == cc->cpu)
+			look(dev, &dev->coal.tx, &dev->txq[i].coal, dev->txq[i].comp_handle, now,
+			     &next);
 	for (i = 0; i < dev->cfg.max_rx_queues; i++)
-		look(dev, &dev->coal.rx, &dev->rxq[i].coal, dev->rxq[i].comp_handle, now, &next);
+		if (dev->qcpu[i] == cc->cpu)
+			look(dev, &dev->coal.rx, &dev->rxq[i].coal, dev->rxq[i].comp_handle, now,
+			     &next);
 	vnic_poller_set_timer(p, next);
 	return 0;
 }
@@ -205,10 +229,32 @@ static bool coalesce_ok(const struct vnic_dev_coalesce *c)
 	       c->rx_frames <= VNIC_DEV_COAL_MAX_FRAMES && c->tx_frames <= VNIC_DEV_COAL_MAX_FRAMES;
 }
 
+/* The coalescing poller of cpu c, added if c has none yet. */
+static struct vnic_poller *coal_cpu(struct vnic_dev *dev, struct vnic_cpu *c, int *err)
+{
+	struct dev_coal_cpu *cc;
+	unsigned int i;
+
+	for (i = 0; i < dev->coal.ncpu; i++)
+		if (dev->coal.cpu[i].cpu == c)
+			return &dev->coal.cpu[i].poller;
+	cc = &dev->coal.cpu[dev->coal.ncpu];
+	cc->dev = dev;
+	cc->cpu = c;
+	/* Always: coalescing may be turned on while the device runs, and a running cpu
+	 * takes no poller. */
+	*err = vnic_cpu_add(c, &cc->poller, "dev-coal", vnic_dev_coal_poll);
+	if (*err)
+		return NULL;
+	dev->coal.ncpu++;
+	return &cc->poller;
+}
+
 int vnic_dev_coal_init(struct vnic_dev *dev)
 {
 	const struct vnic_dev_coalesce *c = &dev->cfg.coal;
 	unsigned int i;
+	int err = 0;
 
 	dev->live.coal = *c;
 	atomic_init(&dev->live.coal_pending, false);
@@ -221,16 +267,25 @@ int vnic_dev_coal_init(struct vnic_dev *dev)
 		txq->coal.bytes = &txq->st.bytes;
 		vnic_dim_init(&txq->coal.dim, NPROFILES);
 	}
+	/* the device's cpu first: its poller takes new settings */
+	if (!coal_cpu(dev, dev->cpu, &err))
+		return err;
+	for (i = 0; i < dev->cfg.max_tx_queues; i++) {
+		dev->txq[i].coal.timer = coal_cpu(dev, dev->qcpu[i], &err);
+		if (err)
+			return err;
+	}
 	for (i = 0; i < dev->cfg.max_rx_queues; i++) {
 		struct dev_rxq *rxq = &dev->rxq[i];
 
 		rxq->coal.pkts = &rxq->st.frames;
 		rxq->coal.bytes = &rxq->st.bytes;
 		vnic_dim_init(&rxq->coal.dim, NPROFILES);
+		rxq->coal.timer = coal_cpu(dev, dev->qcpu[i], &err);
+		if (err)
+			return err;
 	}
-	/* Always: coalescing may be turned on while the device runs, and a running cpu takes no
-	 * poller. */
-	return vnic_cpu_add(dev->cpu, &dev->coal.poller, "dev-coal", vnic_dev_coal_poll);
+	return 0;
 }
 
 int vnic_dev_set_coalesce(struct vnic_dev *dev, const struct vnic_dev_coalesce *c)
@@ -242,7 +297,7 @@ int vnic_dev_set_coalesce(struct vnic_dev *dev, const struct vnic_dev_coalesce *
 	/* release: pairs with the poller's acquire */
 	atomic_store_explicit(&dev->live.coal_pending, true, memory_order_release);
 	pthread_mutex_unlock(&dev->live.lock);
-	vnic_poller_schedule(&dev->coal.poller);
+	vnic_poller_schedule(&dev->coal.cpu[0].poller);
 	return 0;
 }
 

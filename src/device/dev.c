@@ -4,6 +4,7 @@
  * control path is in ctl.c, the engines in tx.c and rx.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,44 +95,134 @@ static int config_check(struct vnic_dev_config *cfg, const struct vnic_hv *hv,
 	return 0;
 }
 
-static int add_napis(struct vnic_dev *dev)
+/*
+ * The number of wires: 1, or one per queue pair (queue_wire, each with the
+ * sizes of the create's wire, none twice); 0 for anything else.
+ */
+static unsigned int wires_check(const struct vnic_dev_config *cfg, const struct vnic_wire *wire)
+{
+	unsigned int q, i, n = 1;
+
+	if (cfg->queue_wire[0] && cfg->queue_wire[0] != wire)
+		return 0;
+	while (n < VNIC_MAX_QUEUES && cfg->queue_wire[n])
+		n++;
+	for (q = n; q < VNIC_MAX_QUEUES; q++)
+		if (cfg->queue_wire[q])
+			return 0;
+	if (n > 1 && (n != cfg->max_tx_queues || n != cfg->max_rx_queues))
+		return 0;
+	for (q = 1; q < n; q++) {
+		const struct vnic_wire *w = cfg->queue_wire[q];
+
+		if (!w->ops || w == wire || w->mtu != wire->mtu ||
+		    w->frame_size != wire->frame_size || w->gso_max_size != wire->gso_max_size ||
+		    w->rx_gso_max_size != wire->rx_gso_max_size || w->tx_frags != wire->tx_frags)
+			return 0;
+		for (i = 1; i < q; i++)
+			if (cfg->queue_wire[i] == w)
+				return 0;
+	}
+	return n;
+}
+
+/* Queue pair q's cpu into dev->qcpu; -EINVAL (spread over one wire), -EBUSY (started). */
+static int queue_cpus(struct vnic_dev *dev)
+{
+	bool spread = false;
+	unsigned int q;
+
+	for (q = 0; q < VNIC_MAX_QUEUES; q++) {
+		struct vnic_cpu *c = dev->cfg.queue_cpu[q];
+
+		dev->qcpu[q] = c ? c : dev->cpu;
+		if (c && c->thread)
+			return -EBUSY; /* its pollers are registered at create */
+		spread |= dev->qcpu[q] != dev->cpu;
+	}
+	/* one wire's engine feeds every rx queue by RSS: they must share its cpu */
+	if (spread && dev->nwires == 1)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The control and fault pollers touch every queue: with the queues' cpus
+ * parked (core/park.c). One that is late: the poll is tried on the next turn.
+ */
+static int ctl_poll(struct vnic_napi *napi, int budget)
+{
+	struct vnic_dev *dev = vnic_container_of(napi, struct vnic_dev, ctl_napi);
+	int work;
+
+	if (vnic_park(&dev->park))
+		return budget;
+	work = vnic_dev_ctl_poll(napi, budget);
+	vnic_unpark(&dev->park);
+	return work;
+}
+
+static int fault_poll(struct vnic_poller *p, int budget)
+{
+	struct vnic_dev *dev = vnic_container_of(p, struct vnic_dev, fault.poller);
+	int work;
+
+	if (vnic_park(&dev->park)) {
+		vnic_poller_schedule(p);
+		return 0;
+	}
+	work = vnic_dev_fault_poll(p, budget);
+	vnic_unpark(&dev->park);
+	return work;
+}
+
+static int add_napis(struct vnic_dev *dev, struct vnic_wire *wire)
 {
 	unsigned int i;
 	int err;
 
-	err = vnic_napi_init(&dev->ctl_napi, dev->cpu, "dev-ctl", vnic_dev_ctl_poll,
-			     &vnic_dev_ctl_irq_ops, dev, 0);
+	err = vnic_napi_init(&dev->ctl_napi, dev->cpu, "dev-ctl", ctl_poll, &vnic_dev_ctl_irq_ops,
+			     dev, 0);
 	if (err)
 		return err;
-	err = vnic_napi_init(&dev->rx_napi, dev->cpu, "dev-rx", vnic_dev_rx_poll,
-			     &vnic_dev_rx_irq_ops, dev, 0);
-	if (err)
-		return err;
+	for (i = 0; i < dev->nwires; i++) {
+		struct dev_rxe *rxe = &dev->rxe[i];
+
+		rxe->dev = dev;
+		rxe->idx = i;
+		rxe->wire = i ? dev->cfg.queue_wire[i] : wire;
+		err = vnic_napi_init(&rxe->napi, dev->qcpu[i], "dev-rx", vnic_dev_rx_poll,
+				     &vnic_dev_rx_irq_ops, rxe, 0);
+		if (err)
+			return err;
+	}
 	for (i = 0; i < dev->cfg.max_tx_queues; i++) {
 		struct dev_txq *txq = &dev->txq[i];
 
-		err = vnic_napi_init(&txq->napi, dev->cpu, "dev-tx", vnic_dev_tx_poll,
+		err = vnic_napi_init(&txq->napi, dev->qcpu[i], "dev-tx", vnic_dev_tx_poll,
 				     &vnic_dev_tx_irq_ops, txq, 0);
 		if (err)
 			return err;
 		txq->dev = dev;
 		txq->idx = i;
+		txq->wire = dev->rxe[i % dev->nwires].wire;
 	}
 	/*
 	 * Always: faults may be set while the device runs (vnic_dev_set_faults),
 	 * and a cpu takes no poller once started. Never scheduled while off.
 	 */
-	err = vnic_cpu_add(dev->cpu, &dev->fault.poller, "dev-fault", vnic_dev_fault_poll);
+	err = vnic_cpu_add(dev->cpu, &dev->fault.poller, "dev-fault", fault_poll);
 	if (err)
 		return err;
 	dev->fault.registered = true;
-	return 0;
+	return vnic_park_init(&dev->park, dev->cpu, dev->qcpu, dev->cfg.max_tx_queues, "dev-park");
 }
 
 int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire *wire,
 		    struct vnic_cpu *cpu, const struct vnic_dev_config *cfg)
 {
 	struct vnic_dev *dev;
+	unsigned int i;
 	size_t sz;
 	int err;
 
@@ -144,6 +235,7 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	if (cpu->npollers + 4 + (cfg ? cfg->max_tx_queues : VNIC_DEV_DEFAULT_QUEUES) >
 	    VNIC_CPU_MAX_POLLERS)
 		return -ENOSPC;
+	/* (one rx engine per wire, with queue_wire: on the queues' cpus, or counted at add) */
 
 	dev = aligned_alloc(VNIC_CACHELINE, sizeof(*dev));
 	if (!dev)
@@ -159,6 +251,10 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	dev->hv = hv;
 	dev->wire = wire;
 	dev->cpu = cpu;
+	dev->nwires = wires_check(&dev->cfg, wire);
+	err = dev->nwires ? queue_cpus(dev) : -EINVAL;
+	if (err)
+		goto err_free_dev;
 	dev->desc_req = dev_desc_req_of(dev->cfg.hdr_mask);
 	atomic_init(&dev->live.hdr_mask, dev->cfg.hdr_mask);
 	atomic_init(&dev->live.mask_pending, false);
@@ -189,22 +285,25 @@ int vnic_dev_create(struct vnic_dev **out, struct vnic_hv *hv, struct vnic_wire 
 	vnic_dev_reset(dev);
 	dev->ctl_st.resets = 0;
 
-	err = add_napis(dev);
+	err = add_napis(dev, wire);
 	if (err)
 		goto err_free_rxq;
 	err = vnic_dev_coal_init(dev);
 	if (err)
 		goto err_free_rxq;
 
-	wire->notify_ctx = dev;
-	wire->notify = vnic_dev_rx_notify;
+	for (i = 0; i < dev->nwires; i++) {
+		dev->rxe[i].wire->notify_ctx = &dev->rxe[i];
+		dev->rxe[i].wire->notify = vnic_dev_rx_notify;
+	}
 	vnic_hv_crq_set_irq(hv, VNIC_HV_SERVER, vnic_dev_ctl_irq, dev);
 	/*
 	 * One first poll each: the control poller reads messages that came
-	 * before us, and both arm their interrupts when they complete.
+	 * before us, and all arm their interrupts when they complete.
 	 */
 	vnic_napi_schedule(&dev->ctl_napi);
-	vnic_napi_schedule(&dev->rx_napi);
+	for (i = 0; i < dev->nwires; i++)
+		vnic_napi_schedule(&dev->rxe[i].napi);
 	*out = dev;
 	return 0;
 
@@ -219,14 +318,20 @@ err_free_dev:
 
 void vnic_dev_destroy(struct vnic_dev *dev)
 {
+	unsigned int i;
+
 	if (!dev)
 		return;
 	vnic_hv_crq_irq_enable(dev->hv, VNIC_HV_SERVER, false);
 	vnic_hv_crq_set_irq(dev->hv, VNIC_HV_SERVER, NULL, NULL);
-	if (dev->wire->ops->rx_irq)
-		dev->wire->ops->rx_irq->disable(dev->wire);
-	dev->wire->notify = NULL;
-	dev->wire->notify_ctx = NULL;
+	for (i = 0; i < dev->nwires; i++) {
+		struct vnic_wire *w = dev->rxe[i].wire;
+
+		if (w->ops->rx_irq)
+			w->ops->rx_irq->disable(w);
+		w->notify = NULL;
+		w->notify_ctx = NULL;
+	}
 	vnic_dev_reset(dev);
 	pthread_mutex_destroy(&dev->live.lock);
 	free(dev->rxq);
@@ -398,6 +503,34 @@ static void rxq_counters(struct ctr_sink *s, const struct dev_rxq *rxq, unsigned
 	coal_counters(s, &rxq->coal, "rx", q);
 }
 
+/* Engine-wide rx counters, summed over the engines (one writer each). */
+static void rx_counters(struct ctr_sink *s, const struct vnic_dev *dev)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} ctrs[] = {
+		{"rx_filtered", offsetof(struct dev_rx_stats, filtered)},
+		{"rx_drop_runt", offsetof(struct dev_rx_stats, drop_runt)},
+		{"rx_drop_link_down", offsetof(struct dev_rx_stats, drop_link_down)},
+		{"rx_drop_halted", offsetof(struct dev_rx_stats, drop_halted)},
+		{"rx_parse_errors", offsetof(struct dev_rx_stats, parse_errors)},
+		{"rx_drop_super_off", offsetof(struct dev_rx_stats, drop_super_off)},
+		{"rx_drop_bad_super", offsetof(struct dev_rx_stats, drop_bad_super)},
+		{"rx_drop_bad_queue", offsetof(struct dev_rx_stats, drop_bad_queue)},
+	};
+	unsigned int i, w;
+
+	for (i = 0; i < sizeof(ctrs) / sizeof(ctrs[0]); i++) {
+		uint64_t v = 0;
+
+		for (w = 0; w < dev->nwires; w++)
+			v += vnic_ctr_read(
+				(const uint64_t *)((const char *)&dev->rxe[w].st + ctrs[i].off));
+		put(s, v, "%s", ctrs[i].name);
+	}
+}
+
 static uint64_t offload_bits(const struct dev_offloads *ol)
 {
 	/* bit i = byte 8 + i of struct vnic_ip_offload */
@@ -455,13 +588,9 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 
 	for (i = 0; i < vnic_ctr_load(&dev->txq_hw); i++)
 		txq_counters(&s, &dev->txq[i]);
-	put(&s, vnic_ctr_read(&dev->rx_st.filtered), "rx_filtered");
-	put(&s, vnic_ctr_read(&dev->rx_st.drop_runt), "rx_drop_runt");
-	put(&s, vnic_ctr_read(&dev->rx_st.drop_link_down), "rx_drop_link_down");
-	put(&s, vnic_ctr_read(&dev->rx_st.drop_halted), "rx_drop_halted");
-	put(&s, vnic_ctr_read(&dev->rx_st.parse_errors), "rx_parse_errors");
-	put(&s, vnic_ctr_read(&dev->rx_st.drop_super_off), "rx_drop_super_off");
-	put(&s, vnic_ctr_read(&dev->rx_st.drop_bad_super), "rx_drop_bad_super");
+	put(&s, vnic_ctr_read(&dev->park.parks), "parks");
+	put(&s, vnic_ctr_read(&dev->park.retries), "park_retries");
+	rx_counters(&s, dev);
 	for (i = 0; i < vnic_ctr_load(&dev->rxq_hw); i++)
 		rxq_counters(&s, &dev->rxq[i], i);
 	return s.n;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internal to src/device: the device's state, shared by dev.c, ctl.c, tx.c
- * and rx.c. Everything here is owned by the device's cpu thread; the only
+ * and rx.c. Everything here is owned by the device's cpu thread (with
+ * queue_cpu: queue pair q's engines and rings by cpu q's, which the control,
+ * fault and coalescing pollers park while they work, core/park.c); the only
  * things other threads do are the interrupt handlers (vnic_napi_schedule)
  * and the irq ops they call (arming and disarming the hv's interrupts), and
  * vnic_dev_counters. Every field that reads (the stats structs, state,
@@ -108,6 +110,7 @@ struct dev_coal_ring {
 	uint64_t due_ns;  /* when the timer raises it; 0: nothing pending */
 	struct vnic_dim dim;
 	const uint64_t *pkts, *bytes; /* the queue's counters, the adaptive samples */
+	struct vnic_poller *timer;    /* the coalescing poller of the ring's cpu */
 	uint64_t irqs;		      /* interrupts raised */
 	uint64_t coalesced;	      /* completions that raised none of their own */
 	uint64_t profile, moves;
@@ -122,6 +125,7 @@ struct dev_txq {
 	/* set and cleared by the control poller; read by irq ops on the driver's thread */
 	struct vnic_subcrq *subm;
 	uint32_t comp_handle; /* the driver's tx completion sub-CRQ */
+	struct vnic_wire *wire; /* wire q, or the one wire */
 	bool blocked;	      /* waiting on the wire or the completion ring: timer */
 	uint32_t hdrs_wait;   /* cursor + 1 of a descriptor whose headers we wait for */
 	/* completions: the entry being filled, then entries waiting to be sent */
@@ -220,7 +224,25 @@ struct dev_rx_stats {
 	uint64_t parse_errors; /* delivered with the checksum flags clear */
 	uint64_t drop_super_off; /* a superframe, large receive not negotiated */
 	uint64_t drop_bad_super; /* its GSO metadata disagrees with its headers */
+	uint64_t drop_bad_queue; /* on wire w >= the rx queues logged in (a wire per queue) */
 };
+
+/*
+ * An rx engine (rx.c): a NAPI fed by one wire. With one wire (the default)
+ * the device has one, which feeds every rx queue by RSS. With a wire per
+ * queue pair (cfg.queue_wire), engine w feeds rx queue w alone, on that
+ * queue's cpu.
+ */
+struct dev_rxe {
+	struct vnic_napi napi;
+	struct vnic_dev *dev;
+	struct vnic_wire *wire;
+	unsigned int idx;
+	bool blocked;
+	/* looks a superframe has waited for its buffers (RX_BUF_WAITS at most) */
+	uint8_t buf_waits;
+	struct dev_rx_stats st;
+} vnic_cacheline_aligned;
 
 struct dev_fault_stats {
 	uint64_t resets;
@@ -266,11 +288,22 @@ struct dev_live {
 };
 
 /*
- * Coalescing (coal.c): a poller of its own on the device's cpu whose timer
- * raises the interrupts that are due, and which takes new settings.
+ * A coalescing poller (coal.c) of one cpu: its timer raises the interrupts
+ * due on the rings of that cpu's queues.
+ */
+struct dev_coal_cpu {
+	struct vnic_poller poller;
+	struct vnic_dev *dev;
+	struct vnic_cpu *cpu;
+};
+
+/*
+ * Coalescing (coal.c): a poller on each cpu of the device's queues; the
+ * first, on the device's cpu, also takes new settings (under the park).
  */
 struct dev_coal {
-	struct vnic_poller poller;
+	struct dev_coal_cpu cpu[VNIC_MAX_QUEUES + 1];
+	unsigned int ncpu;
 	struct dev_coal_dir tx, rx;
 };
 
@@ -283,8 +316,12 @@ struct vnic_dev {
 	 */
 	struct vnic_dev_config cfg;
 	struct vnic_hv *hv;
-	struct vnic_wire *wire;
+	struct vnic_wire *wire; /* wire 0: what the control poller negotiates for */
 	struct vnic_cpu *cpu;
+	/* queue pair q's cpu (cpu when not given); the other cpus among them, parked */
+	struct vnic_cpu *qcpu[VNIC_MAX_QUEUES];
+	struct vnic_park park;
+	unsigned int nwires; /* rx engines: rxe[0..nwires) */
 
 	/* control */
 	struct vnic_napi ctl_napi;
@@ -317,12 +354,7 @@ struct vnic_dev {
 	struct dev_txq *txq; /* cfg.max_tx_queues */
 	struct dev_rxq *rxq; /* cfg.max_rx_queues */
 
-	/* rx engine */
-	struct vnic_napi rx_napi;
-	bool rx_blocked;
-	/* looks a superframe has waited for its buffers (RX_BUF_WAITS at most) */
-	uint8_t rx_buf_waits;
-	struct dev_rx_stats rx_st;
+	struct dev_rxe rxe[VNIC_MAX_QUEUES];
 
 	struct dev_ctl_stats ctl_st;
 	struct dev_coal coal;
@@ -397,7 +429,7 @@ void vnic_dev_tx_forget(struct dev_txq *txq);
 
 /* --- rx.c ---------------------------------------------------------------- */
 int vnic_dev_rx_poll(struct vnic_napi *napi, int budget);
-/* The wire's rx_irq, with the poll's backpressure state in pending() (ctx: the device). */
+/* The wire's rx_irq, with the poll's backpressure state in pending() (ctx: the engine). */
 extern const struct vnic_irq_ops vnic_dev_rx_irq_ops;
 void vnic_dev_rx_notify(void *ctx);
 /* Consumes the rx add ring into the fifo (as far as it has room). */

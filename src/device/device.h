@@ -17,7 +17,9 @@
  * The device runs entirely as pollers on one vnic_cpu: a control NAPI woken
  * by the server side's CRQ interrupt, one tx NAPI per tx queue woken by the
  * interrupt of that queue's tx submission sub-CRQ, and one rx NAPI woken by
- * the wire. Its state is therefore touched by that cpu's thread only; the
+ * the wire. Its state is therefore touched by that cpu's thread only (with
+ * queue_cpu and a wire per queue pair, queue pair q's engines run on cpu q,
+ * which the control pollers park while they work: still no lock); the
  * driver reaches it through the hypervisor alone, and nothing the driver
  * writes (CRQ messages, login and offload buffers, descriptors, rx buffer
  * adds, long-term buffer contents) is trusted.
@@ -151,6 +153,28 @@ struct vnic_dev_config {
 	 */
 	bool rx_filter;
 	uint8_t mac[6];
+	/*
+	 * A wire per queue pair (a cable with a ring pair per queue,
+	 * vnic_cable_cfg.queues): queue_wire[q] for q >= 1, the create's wire
+	 * being wire 0 (queue_wire[0] NULL or that wire). All NULL (default):
+	 * one wire, from which the rx engine feeds every rx queue by RSS. Given,
+	 * they must be max_tx_queues == max_rx_queues wires with the create's
+	 * wire's sizes: tx queue q sends on wire q, and what arrives on wire q
+	 * goes to rx queue q, unless the driver logged in with fewer rx queues
+	 * than that: then it is dropped and counted (rx_drop_bad_queue), never
+	 * put on another queue, which may run on another cpu.
+	 */
+	struct vnic_wire *queue_wire[VNIC_MAX_QUEUES];
+	/*
+	 * Queue pair q's cpu (NULL: the create's cpu): the tx engine of tx
+	 * queue q, the rx engine of wire q and the coalescing timer of both
+	 * queues' completion rings. The control, fault and coalescing-settings
+	 * pollers stay on the create's cpu and park the others while they work
+	 * (core's vnic_park; counters parks, park_retries). Needs a wire per
+	 * queue pair (queue_wire): one wire's rx engine feeds every rx queue.
+	 * Not yet started at create, as cpu.
+	 */
+	struct vnic_cpu *queue_cpu[VNIC_MAX_QUEUES];
 };
 
 struct vnic_dev;
@@ -164,8 +188,9 @@ void vnic_dev_config_default(struct vnic_dev_config *cfg);
  * Call before cpu starts (pollers are registered then); it takes the hv's
  * SERVER CRQ interrupt and the wire's rx notification (wire->notify), and
  * waits for the driver's INIT. 0 or -errno: -EINVAL (bad config, the wire's
- * MTU below min_mtu), -ENOSPC (not enough poller slots on cpu), -EBUSY (cpu
- * already started), -ENOMEM.
+ * MTU below min_mtu, queue_wire not one per queue pair or of another size,
+ * queue_cpu without queue_wire), -ENOSPC (not enough poller slots on a
+ * cpu), -EBUSY (cpu or a queue_cpu already started), -ENOMEM.
  */
 int vnic_dev_create(struct vnic_dev **dev, struct vnic_hv *hv, struct vnic_wire *wire,
 		    struct vnic_cpu *cpu, const struct vnic_dev_config *cfg);
@@ -204,9 +229,12 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * rxN_bufs_posted, rxN_bufs_avail, rxN_bad_rx_add_{map_id,ioba,len},
  * rxN_completions, rxN_comp_busy, rxN_comp_lost, rxN_drop_{no_buffer,
  * too_big,buf_fault}, rxN_lro_frames, rxN_lro_bufs, rxN_lro_buf_waits (large
- * receives, docs/PROTOCOL.md section 8.5). Engine-wide: rx_filtered, rx_drop_runt,
- * rx_drop_link_down, rx_drop_halted, rx_parse_errors, rx_drop_super_off,
- * rx_drop_bad_super. Control: ctl_commands, ctl_rc_<rc> per return code
+ * receives, docs/PROTOCOL.md section 8.5). Engine-wide (summed over the rx
+ * engines): rx_filtered, rx_drop_runt, rx_drop_link_down, rx_drop_halted,
+ * rx_parse_errors, rx_drop_super_off, rx_drop_bad_super, rx_drop_bad_queue
+ * (queue_wire: a frame on a wire past the rx queues logged in); parks and
+ * park_retries (queue_cpu: control polls that parked the queue cpus, and
+ * those tried again). Control: ctl_commands, ctl_rc_<rc> per return code
  * (success, partialsuccess, permission, nomemory, parameter,
  * unknowncommand, aborted, invalidstate, invalidioba, invalidlength,
  * unsupportedoption), ctl_inits, ctl_xport_events, ctl_ignored,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rx engine: one NAPI fed by the wire (docs/PROTOCOL.md sections 8.5 and 8.6).
+ * The rx engines: a NAPI fed by each wire (docs/PROTOCOL.md sections 8.5 and 8.6).
  *
  * Posted rx buffers are taken off each queue's rx buffer add ring into a fifo
  * as frames need them (checked then: map id, ioba and length inside the
@@ -16,6 +16,13 @@
  *
  * The wire has no interrupt for frames that are in flight but not yet due
  * (delay, rate): the poll reads when the next one is due and sets its timer.
+ *
+ * With a wire per queue pair (cfg.queue_wire), engine w takes no RSS
+ * decision: the sender put the frame on its wire w, and it goes to rx queue
+ * w, whose state is that engine's alone (and its cpu's, with queue_cpu). A
+ * wire past the rx queues the driver logged in with has no queue of its
+ * own: its frames are dropped and counted (rx_drop_bad_queue) rather than
+ * folded onto a queue another engine, perhaps on another cpu, feeds.
  */
 #include <string.h>
 
@@ -23,7 +30,7 @@
 
 void vnic_dev_rx_notify(void *ctx)
 {
-	vnic_napi_schedule(&((struct vnic_dev *)ctx)->rx_napi);
+	vnic_napi_schedule(&((struct dev_rxe *)ctx)->napi);
 }
 
 /*
@@ -34,7 +41,7 @@ void vnic_dev_rx_notify(void *ctx)
  */
 static void rx_irq_enable(void *ctx)
 {
-	struct vnic_wire *w = ((struct vnic_dev *)ctx)->wire;
+	struct vnic_wire *w = ((struct dev_rxe *)ctx)->wire;
 
 	if (w->ops->rx_irq)
 		w->ops->rx_irq->enable(w);
@@ -42,7 +49,7 @@ static void rx_irq_enable(void *ctx)
 
 static void rx_irq_disable(void *ctx)
 {
-	struct vnic_wire *w = ((struct vnic_dev *)ctx)->wire;
+	struct vnic_wire *w = ((struct dev_rxe *)ctx)->wire;
 
 	if (w->ops->rx_irq)
 		w->ops->rx_irq->disable(w);
@@ -50,10 +57,10 @@ static void rx_irq_disable(void *ctx)
 
 static bool rx_irq_pending(void *ctx)
 {
-	struct vnic_dev *dev = ctx;
-	struct vnic_wire *w = dev->wire;
+	struct dev_rxe *rxe = ctx;
+	struct vnic_wire *w = rxe->wire;
 
-	return !dev->rx_blocked && w->ops->rx_irq && w->ops->rx_irq->pending(w);
+	return !rxe->blocked && w->ops->rx_irq && w->ops->rx_irq->pending(w);
 }
 
 const struct vnic_irq_ops vnic_dev_rx_irq_ops = {
@@ -166,11 +173,27 @@ static bool comp_send(struct vnic_dev *dev, struct dev_rxq *rxq, const union vni
 	return true;
 }
 
-static bool retry_unsent(struct vnic_dev *dev)
+/* The rx queues engine rxe feeds: [*lo, *hi). */
+static void rxe_queues(const struct dev_rxe *rxe, unsigned int *lo, unsigned int *hi)
 {
-	unsigned int i;
+	const struct vnic_dev *dev = rxe->dev;
 
-	for (i = 0; i < dev->nrxq; i++) {
+	if (dev->nwires == 1) {
+		*lo = 0;
+		*hi = dev->nrxq;
+	} else {
+		*lo = rxe->idx;
+		*hi = rxe->idx < dev->nrxq ? rxe->idx + 1 : rxe->idx;
+	}
+}
+
+static bool retry_unsent(struct dev_rxe *rxe)
+{
+	struct vnic_dev *dev = rxe->dev;
+	unsigned int i, lo, hi;
+
+	rxe_queues(rxe, &lo, &hi);
+	for (i = lo; i < hi; i++) {
 		struct dev_rxq *rxq = &dev->rxq[i];
 		uint32_t pos = rxq->unsent_pos, n = rxq->unsent_n;
 
@@ -310,9 +333,10 @@ static uint32_t super_bufs(struct vnic_dev *dev, struct dev_rxq *rxq, uint32_t l
  * verified. The completions are built in rxq->unsent, empty whenever a
  * frame is taken (rx_poll stops while it is not).
  */
-static enum rx_outcome rx_super(struct vnic_dev *dev, struct dev_rxq *rxq, const struct vnic_pkt *f,
+static enum rx_outcome rx_super(struct dev_rxe *rxe, struct dev_rxq *rxq, const struct vnic_pkt *f,
 				const struct vnic_hdrs *h, enum vnic_parse_err err)
 {
+	struct vnic_dev *dev = rxe->dev;
 	union vnic_subcrq_entry *e = rxq->unsent;
 	uint8_t *dst[RX_MAX_CHUNKS];
 	uint8_t type = 0, flags = VNIC_RXC_IP_CHKSUM_GOOD;
@@ -320,27 +344,27 @@ static enum rx_outcome rx_super(struct vnic_dev *dev, struct dev_rxq *rxq, const
 	bool fault = false;
 
 	if (!(dev->ol.large_rx4 || dev->ol.large_rx6) || f->len > dev->large_rx_max) {
-		vnic_ctr_inc(&dev->rx_st.drop_super_off);
+		vnic_ctr_inc(&rxe->st.drop_super_off);
 		VNIC_PROBE3(drop, "dev_rx", "super_off", 0);
 		return RX_DONE;
 	}
 	if (!super_ok(dev, f, h, err, &type)) {
-		vnic_ctr_inc(&dev->rx_st.drop_bad_super);
+		vnic_ctr_inc(&rxe->st.drop_bad_super);
 		VNIC_PROBE3(drop, "dev_rx", "bad_super", 0);
 		return RX_DONE;
 	}
 	k = super_bufs(dev, rxq, f->len);
-	if (!k && dev->rx_buf_waits < RX_BUF_WAITS) {
+	if (!k && rxe->buf_waits < RX_BUF_WAITS) {
 		/*
 		 * Tens of buffers at once: the driver, whose NAPI is still to
 		 * run behind our poll, replenishes them soon. Left on the wire
 		 * for a few retries, then dropped, as an MTU frame is at once.
 		 */
-		dev->rx_buf_waits++;
+		rxe->buf_waits++;
 		vnic_ctr_inc(&rxq->st.lro_buf_waits);
 		return RX_BUF_WAIT;
 	}
-	dev->rx_buf_waits = 0;
+	rxe->buf_waits = 0;
 	if (!k) {
 		vnic_ctr_inc(&rxq->st.drop_no_buffer);
 		VNIC_PROBE3(drop, "dev_rx", "no_buffer", 0);
@@ -394,44 +418,65 @@ static enum rx_outcome rx_super(struct vnic_dev *dev, struct dev_rxq *rxq, const
 
 /* --- one frame ------------------------------------------------------------------ */
 
-/* Delivers one frame, drops it, or leaves it on the wire for a while. */
-static enum rx_outcome rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
+/*
+ * The rx queue of a frame: RSS over the rx queues from the one wire, the
+ * wire's own queue from a wire per queue pair. NULL: that queue is not
+ * logged in.
+ */
+static struct dev_rxq *rx_queue(struct dev_rxe *rxe, const struct vnic_pkt *f,
+				const struct vnic_hdrs *h, enum vnic_parse_err err)
 {
+	struct vnic_dev *dev = rxe->dev;
+	unsigned int q = 0;
+
+	if (dev->nwires > 1)
+		return rxe->idx < dev->nrxq ? &dev->rxq[rxe->idx] : NULL;
+	if (dev->nrxq > 1 && err == VNIC_PARSE_OK)
+		q = vnic_rss_hash_frame(vnic_rss_default_key, f->data, h) % dev->nrxq;
+	return &dev->rxq[q];
+}
+
+/* Delivers one frame, drops it, or leaves it on the wire for a while. */
+static enum rx_outcome rx_one(struct dev_rxe *rxe, const struct vnic_pkt *f)
+{
+	struct vnic_dev *dev = rxe->dev;
 	union vnic_subcrq_entry e;
 	enum vnic_parse_err err;
 	struct dev_rxq *rxq;
 	struct vnic_hdrs h;
 	struct rx_buf *b;
-	unsigned int q = 0;
 	uint8_t flags = 0;
 	void *dst;
 
 	if (vnic_unlikely(f->len < VNIC_ETH_HLEN)) {
-		vnic_ctr_inc(&dev->rx_st.drop_runt);
+		vnic_ctr_inc(&rxe->st.drop_runt);
 		VNIC_PROBE3(drop, "dev_rx", "runt", 0);
 		return RX_DONE;
 	}
 	if (!for_us(dev, f->data)) {
-		vnic_ctr_inc(&dev->rx_st.filtered);
+		vnic_ctr_inc(&rxe->st.filtered);
 		VNIC_PROBE3(drop, "dev_rx", "filtered", 0);
 		return RX_DONE;
 	}
 	if (vnic_unlikely(!dev->link_up || !dev->nrxq || !dev->phys_up)) {
-		vnic_ctr_inc(&dev->rx_st.drop_link_down);
+		vnic_ctr_inc(&rxe->st.drop_link_down);
 		VNIC_PROBE3(drop, "dev_rx", "link_down", 0);
 		return RX_DONE;
 	}
 	if (vnic_unlikely(dev->halted)) {
-		vnic_ctr_inc(&dev->rx_st.drop_halted);
+		vnic_ctr_inc(&rxe->st.drop_halted);
 		VNIC_PROBE3(drop, "dev_rx", "halted", 0);
 		return RX_DONE;
 	}
 	err = vnic_parse_frame(f->data, f->len, &h);
-	if (dev->nrxq > 1 && err == VNIC_PARSE_OK)
-		q = vnic_rss_hash_frame(vnic_rss_default_key, f->data, &h) % dev->nrxq;
-	rxq = &dev->rxq[q];
+	rxq = rx_queue(rxe, f, &h, err);
+	if (vnic_unlikely(!rxq)) {
+		vnic_ctr_inc(&rxe->st.drop_bad_queue);
+		VNIC_PROBE3(drop, "dev_rx", "bad_queue", 0);
+		return RX_DONE;
+	}
 	if (vnic_unlikely(f->gso_size))
-		return rx_super(dev, rxq, f, &h, err);
+		return rx_super(rxe, rxq, f, &h, err);
 
 	if (rxq->head == rxq->tail)
 		vnic_dev_rx_refill(dev, rxq);
@@ -464,7 +509,7 @@ static enum rx_outcome rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 		flags = copy_verify(rxq, dst, f->data, f->len, &h);
 	} else {
 		memcpy(dst, f->data, f->len);
-		vnic_ctr_inc(&dev->rx_st.parse_errors);
+		vnic_ctr_inc(&rxe->st.parse_errors);
 	}
 	/* The cost model's DMA: the device writes the frame into the client's memory. */
 	vnic_hv_dma_charge(dev->hv, f->len);
@@ -480,16 +525,18 @@ static enum rx_outcome rx_one(struct vnic_dev *dev, const struct vnic_pkt *f)
 
 static int rx_poll(struct vnic_napi *napi, int budget)
 {
-	struct vnic_dev *dev = vnic_container_of(napi, struct vnic_dev, rx_napi);
-	struct vnic_wire *w = dev->wire;
+	struct dev_rxe *rxe = vnic_container_of(napi, struct dev_rxe, napi);
+	struct vnic_dev *dev = rxe->dev;
+	struct vnic_wire *w = rxe->wire;
 	struct vnic_pkt *frames[RX_BATCH];
+	unsigned int i, lo, hi;
 	int done = 0;
-	unsigned int i;
 
-	dev->rx_blocked = false;
-	if (!retry_unsent(dev))
+	rxe->blocked = false;
+	if (!retry_unsent(rxe))
 		goto blocked;
-	for (i = 0; i < dev->nrxq; i++)
+	rxe_queues(rxe, &lo, &hi);
+	for (i = lo; i < hi; i++)
 		vnic_dev_rx_refill(dev, &dev->rxq[i]);
 
 	while (done < budget) {
@@ -499,18 +546,18 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 			want = RX_BATCH;
 		n = w->ops->rx_peek(w, frames, want);
 		for (k = 0; k < n; k++) {
-			enum rx_outcome o = rx_one(dev, frames[k]);
+			enum rx_outcome o = rx_one(rxe, frames[k]);
 
 			if (o == RX_DONE)
 				continue;
-			dev->rx_blocked = true;
+			rxe->blocked = true;
 			if (o == RX_COMP_WAIT)
 				k++; /* copied: its completion is what waits */
 			break;
 		}
 		w->ops->rx_release(w, k);
 		done += (int)k;
-		if (dev->rx_blocked)
+		if (rxe->blocked)
 			goto blocked;
 		if (n < want)
 			break;
@@ -530,7 +577,7 @@ static int rx_poll(struct vnic_napi *napi, int budget)
 blocked:
 	/* the driver's rx completion ring is full, or a superframe waits for buffers: the
 	 * driver tells us of neither */
-	dev->rx_blocked = true;
+	rxe->blocked = true;
 	vnic_poller_set_timer(&napi->poller, vnic_now_ns() + DEV_RETRY_NS);
 	return 0;
 }

@@ -165,7 +165,7 @@ void vnic_dev_tx_forget(struct dev_txq *txq)
 
 static void wire_commit(struct dev_txq *txq)
 {
-	struct vnic_wire *w = txq->dev->wire;
+	struct vnic_wire *w = txq->wire;
 
 	if (!txq->reserved)
 		return;
@@ -192,7 +192,7 @@ static unsigned int ring_backlog(const struct vnic_subcrq *q, unsigned int max)
  */
 static struct vnic_pkt **get_slots(struct dev_txq *txq, unsigned int need, unsigned int hint)
 {
-	struct vnic_wire *w = txq->dev->wire;
+	struct vnic_wire *w = txq->wire;
 	unsigned int want, got;
 
 	if (txq->reserved - txq->used >= need)
@@ -587,7 +587,7 @@ static int send_super(struct dev_txq *txq, struct tx_req *r, const struct vnic_p
 	struct vnic_pkt *slot;
 	int ret;
 
-	if (txq->dev->wire->tx_frags && hlen < r->len && txq->refs_used < TX_REFS)
+	if (txq->wire->tx_frags && hlen < r->len && txq->refs_used < TX_REFS)
 		ret = ref_to_slot(txq, r, hlen, &slot, why);
 	else
 		ret = copy_to_slot(txq, r, &slot, why);
@@ -658,7 +658,7 @@ static int send_lso(struct dev_txq *txq, struct tx_req *r, enum tx_drop *why)
 		*why = TX_DROP_GSO_FAILED;
 		return -1;
 	}
-	if (r->len <= wire_gso_max(dev->wire))
+	if (r->len <= wire_gso_max(txq->wire))
 		return send_super(txq, r, &in, segs, why);
 	slots = get_slots(txq, (unsigned int)segs, r->hint);
 	if (!slots)

@@ -71,9 +71,8 @@ POLICY(rx_replenish, vnic_drv_rx_replenish, [VNIC_DRV_REPLENISH_LOW] = "low",
        [VNIC_DRV_REPLENISH_ALWAYS] = "always")
 POLICY(tx_hdr_build,
        vnic_drv_tx_hdr_build, [VNIC_DRV_HDR_DIRECT] = "direct", [VNIC_DRV_HDR_COPY] = "copy")
-POLICY(tx_submit,
-       vnic_drv_tx_submit, [VNIC_DRV_SUBMIT_AUTO] = "auto", [VNIC_DRV_SUBMIT_INDIRECT] = "indirect",
-       [VNIC_DRV_SUBMIT_ADAPTIVE] = "adaptive")
+POLICY(tx_submit, vnic_drv_tx_submit, [VNIC_DRV_SUBMIT_AUTO] = "auto",
+       [VNIC_DRV_SUBMIT_INDIRECT] = "indirect", [VNIC_DRV_SUBMIT_ADAPTIVE] = "adaptive")
 POLICY(bql_complete, vnic_drv_bql_complete, [VNIC_DRV_BQL_PER_ROUND] = "per-round",
        [VNIC_DRV_BQL_PER_ENTRY] = "per-entry")
 POLICY(tx_csum, vnic_drv_tx_csum, [VNIC_DRV_CSUM_SW_DIRECT] = "sw-direct",

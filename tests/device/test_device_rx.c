@@ -4,7 +4,10 @@
  * from the far end of a real cable copied into posted buffers with the right
  * checksum flags, RSS over several queues, drops without buffers, bad rx
  * buffer adds ignored and counted, link down forgetting buffers, a delayed
- * wire driving the poll's timer, and a full rx completion ring.
+ * wire driving the poll's timer, and a full rx completion ring. With a
+ * cable ring pair per queue pair: ring q's frames on rx queue q whatever
+ * RSS says, tx queue q on ring q, a ring past the rx queues logged in
+ * dropped and counted, and the layouts create refuses.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -222,6 +225,178 @@ static void test_rx_rss(void **state)
 	}
 	/* the flows really were spread */
 	assert_true(used >= 3);
+}
+
+/* --- a wire per queue pair ------------------------------------------------------ */
+
+/* Two queue pairs, a cable ring pair each; the driver logs in with ntx, nrx. */
+static void setup_wires(unsigned int ntx, unsigned int nrx)
+{
+	struct vnic_dev_config dc;
+	const struct vnic_cable_cfg cc = {.queues = 2};
+
+	vnic_dev_config_default(&dc);
+	dc.max_tx_queues = 2;
+	dc.max_rx_queues = 2;
+	h_create(&env, &dc, &cc);
+	h_bringup(&env, ntx, nrx);
+}
+
+static int setup_wires_2(void **state)
+{
+	setup_wires(2, 2);
+	*state = &env;
+	return 0;
+}
+
+static int setup_wires_1(void **state)
+{
+	setup_wires(1, 1);
+	*state = &env;
+	return 0;
+}
+
+/* A frame RSS would put on rx queue q of two; returns its length. */
+static uint32_t mk_rss(struct h_env *e, unsigned int q, uint8_t *out)
+{
+	uint16_t sport;
+
+	for (sport = 1000;; sport++) {
+		uint32_t len = mk(e, false, VNIC_IPPROTO_UDP, 100, sport, out);
+		struct vnic_hdrs h;
+
+		assert_int_equal(vnic_parse_frame(out, len, &h), VNIC_PARSE_OK);
+		if (vnic_rss_hash_frame(vnic_rss_default_key, out, &h) % 2 == q)
+			return len;
+	}
+}
+
+static void inject_on(struct vnic_wire *w, const uint8_t *frame, uint32_t len)
+{
+	struct vnic_pkt *slot;
+
+	assert_int_equal(w->ops->tx_reserve(w, &slot, 1), 1);
+	memcpy(slot->data, frame, len);
+	slot->len = len;
+	w->ops->tx_commit(w, &slot, 1, 1);
+}
+
+static void test_rx_wire_queue(void **state)
+{
+	struct h_env *e = *state;
+	struct vnic_wire *ring1 = vnic_cable_queue_end(e->v.cable, 1, 1);
+	static uint8_t f0[2048], f1[2048];
+	uint32_t len0 = mk_rss(e, 1, f0), len1 = mk_rss(e, 0, f1);
+
+	assert_int_equal(h_rx_post(e, 0, 0, 4), VNIC_H_SUCCESS);
+	assert_int_equal(h_rx_post(e, 1, 4, 4), VNIC_H_SUCCESS);
+	/* each on the ring RSS would not pick: the ring decides */
+	h_wire_inject(e, f0, len0);
+	inject_on(ring1, f1, len1);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	check_comp(e, &comps[0], 0, f0, len0,
+		   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+	assert_int_equal(h_rx_comps(e, 1, comps, MAXC), 1);
+	check_comp(e, &comps[0], 4, f1, len1,
+		   VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+	assert_int_equal(h_ctr(e, "rx0_frames"), 1);
+	assert_int_equal(h_ctr(e, "rx1_frames"), 1);
+	assert_int_equal(h_ctr(e, "rx_drop_bad_queue"), 0);
+}
+
+/* Tx queue 1 sends on ring 1, tx queue 0 on ring 0. */
+static void test_tx_wire_queue(void **state)
+{
+	struct h_env *e = *state;
+	struct vnic_wire *ring1 = vnic_cable_queue_end(e->v.cable, 1, 1);
+	struct vnic_cable_stats st0, st1;
+	union vnic_subcrq_entry d;
+	struct vnic_pkt *got[2];
+	uint32_t c[2];
+	uint16_t r[2];
+	uint32_t len = mk(e, false, VNIC_IPPROTO_UDP, 300, 77, e->tx_ltb);
+
+	h_tx_desc(e, &d, 0x51, 0, len, 0, 0);
+	assert_int_equal(h_tx_send(e, 1, &d, 1), VNIC_H_SUCCESS);
+	assert_true(h_run(e));
+	assert_int_equal(h_tx_comps(e, 1, c, r, 2), 1);
+	assert_int_equal(r[0], VNIC_RC_SUCCESS);
+	vnic_cable_queue_stats(e->v.cable, 0, 0, &st0);
+	vnic_cable_queue_stats(e->v.cable, 0, 1, &st1);
+	assert_int_equal(st0.tx_frames, 0);
+	assert_int_equal(st1.tx_frames, 1);
+	assert_int_equal(ring1->ops->rx_peek(ring1, got, 2), 1);
+	assert_int_equal(got[0]->len, len);
+	assert_memory_equal(got[0]->data, e->tx_ltb, len);
+	ring1->ops->rx_release(ring1, 1);
+	/* the cable's total is the sum of its rings */
+	vnic_cable_stats(e->v.cable, 0, &st0);
+	assert_int_equal(st0.tx_frames, 1);
+}
+
+/* The driver logged in with one rx queue: ring 1 has no queue, and is never folded onto 0. */
+static void test_rx_wire_past_queues(void **state)
+{
+	struct h_env *e = *state;
+	struct vnic_wire *ring1 = vnic_cable_queue_end(e->v.cable, 1, 1);
+	static uint8_t f[2048];
+	uint32_t len = mk(e, false, VNIC_IPPROTO_UDP, 100, 5, f);
+
+	assert_int_equal(h_rx_post(e, 0, 0, 4), VNIC_H_SUCCESS);
+	inject_on(ring1, f, len);
+	inject_on(ring1, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_ctr(e, "rx_drop_bad_queue"), 2);
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 0);
+	assert_int_equal(h_ctr(e, "rx0_frames"), 0);
+	/* ring 0 still delivers */
+	h_wire_inject(e, f, len);
+	assert_true(h_run(e));
+	assert_int_equal(h_rx_comps(e, 0, comps, MAXC), 1);
+	check_comp(e, &comps[0], 0, f, len, VNIC_RXC_IP_CHKSUM_GOOD | VNIC_RXC_TCP_UDP_CHKSUM_GOOD);
+}
+
+/* Layouts create refuses: queue cpus over one wire, wires that are not one per queue pair. */
+static void test_wires_refused(void **state)
+{
+	const struct vnic_cable_cfg cc = {.queues = 3};
+	struct vnic_cpu cpu[2];
+	struct vnic_cable *cable;
+	struct vnic_dev_config dc;
+	struct vnic_dev *dev = NULL;
+	struct vnic_hv *hv;
+
+	(void)state;
+	assert_int_equal(vnic_cpu_init(&cpu[0], "dev", 0), 0);
+	assert_int_equal(vnic_cpu_init(&cpu[1], "dev-q1", 0), 0);
+	assert_int_equal(vnic_cable_create(&cable, &cc), 0);
+	assert_int_equal(vnic_hv_create(&hv, VNIC_MAX_IND_DESCS, NULL), 0);
+	vnic_dev_config_default(&dc);
+	dc.max_tx_queues = 2;
+	dc.max_rx_queues = 2;
+	/* queue 1 on its own cpu, one wire: its rx queue is fed by wire 0's engine */
+	dc.queue_cpu[1] = &cpu[1];
+	assert_int_equal(vnic_dev_create(&dev, hv, vnic_cable_end(cable, 0), &cpu[0], &dc),
+			 -EINVAL);
+	/* three wires for two queue pairs */
+	dc.queue_wire[1] = vnic_cable_queue_end(cable, 0, 1);
+	dc.queue_wire[2] = vnic_cable_queue_end(cable, 0, 2);
+	assert_int_equal(vnic_dev_create(&dev, hv, vnic_cable_end(cable, 0), &cpu[0], &dc),
+			 -EINVAL);
+	/* wire 0 twice */
+	dc.queue_wire[2] = NULL;
+	dc.queue_wire[1] = vnic_cable_end(cable, 0);
+	assert_int_equal(vnic_dev_create(&dev, hv, vnic_cable_end(cable, 0), &cpu[0], &dc),
+			 -EINVAL);
+	assert_null(dev);
+	/* no cpu took a poller from the refusals */
+	assert_int_equal(cpu[0].npollers, 0);
+	assert_int_equal(cpu[1].npollers, 0);
+	vnic_hv_destroy(hv);
+	vnic_cable_destroy(cable);
+	vnic_cpu_fini(&cpu[1]);
+	vnic_cpu_fini(&cpu[0]);
 }
 
 static void test_rx_link_down_forgets(void **state)
@@ -670,6 +845,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rx_no_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_add_hostile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_rss, setup_rss, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_wire_queue, setup_wires_2, teardown),
+		cmocka_unit_test_setup_teardown(test_tx_wire_queue, setup_wires_2, teardown),
+		cmocka_unit_test_setup_teardown(test_rx_wire_past_queues, setup_wires_1, teardown),
+		cmocka_unit_test(test_wires_refused),
 		cmocka_unit_test_setup_teardown(test_rx_link_down_forgets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_buffer_unmapped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rx_too_big, setup_jumbo_wire, teardown),

@@ -10,7 +10,10 @@
  * completed to its sender exactly once, B sees only good ones, on both of
  * its rx queues, and the pools come back full. Run under TSan (label
  * "threaded"): the park hand-shake is what orders the control poller's
- * writes against the queues' own.
+ * writes against the queues' own. Then with the devices' queue pairs on the
+ * same cpus as the drivers' (vnic_dev_config.queue_cpu, a cable ring pair
+ * per queue pair, the layout of `vnic link --queues 2` whole): the devices'
+ * control and fault pollers, on cpu 2, park cpus 0 and 1 as well.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -225,9 +228,12 @@ static void configure(struct env *e, struct vnic_drv_config *dc)
  * reset by change-param. One control poll at a time parks (park.c): the
  * other gives up at once and lets its cpu park, so neither spins waiting
  * for a cpu whose thread spins waiting in turn.
+ *
+ * dev_queues: each device's queue pair q on cpu q too, over cable ring q.
  */
-static void run(bool crossed)
+static void run(bool crossed, bool dev_queues)
 {
+	const struct vnic_cable_cfg cable = {.queues = NQ};
 	static const struct vnic_drv_params steps[] = {{.mtu = 1400}, {.mtu = 1500}};
 	struct vnic_dev_config vc[2];
 	struct vnic_drv_config dc[2];
@@ -247,8 +253,13 @@ static void run(bool crossed)
 	}
 	env_dev_config(&vc[0]);
 	env_dev_config(&vc[1]);
+	for (unsigned int i = 0; dev_queues && i < 2; i++) {
+		vc[i].max_tx_queues = vc[i].max_rx_queues = NQ;
+		for (q = 0; q < NQ; q++)
+			vc[i].queue_cpu[q] = &e.v.cpu[q];
+	}
 	assert_int_equal(vnic_fault_parse("seed=7,reset-every=70ms", &vc[0].fault), 0);
-	env_create_split(&e, 2, dc, vc, NULL);
+	env_create_split(&e, 2, dc, vc, dev_queues ? &cable : NULL);
 
 	nd = vnic_drv_netdev(e.s[0].drv);
 	for (q = 0; q < NQ; q++) {
@@ -332,6 +343,18 @@ static void run(bool crossed)
 	assert_true(v > 0);
 	assert_true(vnic_drv_pools_full(e.s[0].drv));
 	assert_true(vnic_drv_pools_full(e.s[1].drv));
+	if (dev_queues) {
+		/* device B took ring q's frames on rx queue q, none past its queues */
+		assert_int_equal(vnic_dev_counter(e.v.dev[1], "rx0_frames", &v), 0);
+		assert_true(v > 0);
+		assert_int_equal(vnic_dev_counter(e.v.dev[1], "rx1_frames", &v), 0);
+		assert_true(v > 0);
+		assert_int_equal(vnic_dev_counter(e.v.dev[1], "rx_drop_bad_queue", &v), 0);
+		assert_int_equal(v, 0);
+		/* device A's resets and control polls parked its queue cpus */
+		assert_int_equal(vnic_dev_counter(e.v.dev[0], "parks", &v), 0);
+		assert_true(v > 0);
+	}
 	env_destroy(&e);
 	for (q = 0; q < NQ; q++)
 		vnic_pkt_pool_fini(&snd[q].pool);
@@ -340,13 +363,19 @@ static void run(bool crossed)
 static void test_queues_through_resets(void **state)
 {
 	(void)state;
-	run(false);
+	run(false, false);
 }
 
 static void test_queues_crossed_control(void **state)
 {
 	(void)state;
-	run(true);
+	run(true, false);
+}
+
+static void test_queues_devices_too(void **state)
+{
+	(void)state;
+	run(false, true);
 }
 
 /* Each queue pair's pollers are on its cpu; napi reclaim, which would cross, is refused. */
@@ -429,6 +458,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_one_cpu_never_parks),
 		cmocka_unit_test(test_queues_through_resets),
 		cmocka_unit_test(test_queues_crossed_control),
+		cmocka_unit_test(test_queues_devices_too),
 	};
 
 	if (argc > 1)

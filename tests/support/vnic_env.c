@@ -23,10 +23,20 @@ void vnic_env_create(struct vnic_env *v, const struct vnic_env_cfg *cfg)
 		assert_int_equal(vnic_cpu_init(&v->cpu[i], cfg->cpu_names[i], 0), 0);
 	assert_int_equal(vnic_cable_create(&v->cable, cfg->cable), 0);
 	for (i = 0; i < v->nends; i++) {
+		struct vnic_dev_config dc;
+		unsigned int q;
+
 		assert_true(cfg->dev_cpu[i] < v->ncpus);
 		assert_int_equal(vnic_hv_create(&v->hv[i], VNIC_MAX_IND_DESCS, NULL), 0);
+		if (cfg->dev[i])
+			dc = *cfg->dev[i];
+		else
+			vnic_dev_config_default(&dc);
+		/* a cable with a ring pair per queue pair: the device takes each as a wire */
+		for (q = 1; cfg->cable && q < cfg->cable->queues; q++)
+			dc.queue_wire[q] = vnic_cable_queue_end(v->cable, i, q);
 		assert_int_equal(vnic_dev_create(&v->dev[i], v->hv[i], vnic_cable_end(v->cable, i),
-						 &v->cpu[cfg->dev_cpu[i]], cfg->dev[i]),
+						 &v->cpu[cfg->dev_cpu[i]], &dc),
 				 0);
 	}
 	assert_int_equal(
