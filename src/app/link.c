@@ -67,7 +67,8 @@ struct link_side {
 	struct vnic_hv *hv;
 	struct vnic_dev *dev;
 	struct vnic_drv *drv;
-	struct vnic_pkt_pool pool;	/* what the TAP reads into */
+	struct vnic_pkt_pool pool;	/* what the TAP reads into (queue 0's, with spread queues) */
+	struct vnic_pkt_pool qpool[VNIC_MAX_QUEUES];	/* queue q >= 1's, with spread queues */
 	struct vnic_tap *tap;
 	struct vnic_wire *wire;		/* the device's (maybe the pcap wrapper) */
 	char tmp_ifname[IFNAMSIZ];
@@ -88,6 +89,14 @@ struct link {
 	unsigned int nsides;
 	struct link_side side[SIDES];
 	struct vnic_cable *cable;
+	/*
+	 * --queues N spread (N, else 0): queue pair q of both vNICs on qcpu[q],
+	 * side a's and b's own cpus for 0 and 1, the cpus below for 2 and up.
+	 */
+	unsigned int spread;
+	struct vnic_cpu *qcpu[VNIC_MAX_QUEUES];
+	struct vnic_cpu extra_cpu[VNIC_MAX_QUEUES];
+	unsigned int nextra;			/* extra_cpu[0..nextra) initialised */
 	struct vnic_cpu_spin_group spin_group;	/* --spinners below --threads */
 	struct vnic_wire *backing;
 	bool backing_xdp;		/* the backing wire is AF_XDP's, else AF_PACKET's */
@@ -219,6 +228,10 @@ static void usage(FILE *f)
 	      "  between the two vNICs, as veth does: 0.62x the CPU per GB in vnic bench; on a\n"
 	      "  quiet machine 1.15x one stream's TCP throughput, inside the runs' spread\n"
 	      "  (docs/BENCHMARKS.md); off by default, since a NIC's wire carries MTU frames\n"
+	      "queues: --queues N runs queue pair q of both vNICs on thread q over cable ring q\n"
+	      "  (N threads, N at most the cpus; not with a backing, --wire, --split, --pcap or\n"
+	      "  --threads 1, where the queues stay on the sides' threads): a flow stays on one\n"
+	      "  thread from TAP to TAP, and flows on other queue pairs use other cores\n"
 	      "round trips: --threads 1 --busy-poll-us 50 shortens a small-message ping-pong\n"
 	      "  (quiet, 2 vCPUs: 0.80x the default's, 0.84x vde_switch's) at the default's CPU;\n"
 	      "  the spin backs off when the endpoints need the cores (docs/LINK.md)\n",
@@ -622,6 +635,106 @@ static int setup_ns(struct link *l, unsigned int s)
  * The vNICs
  * ------------------------------------------------------------------------- */
 
+/*
+ * --queues N spread: a TAP pool per queue pair, since a pool is used on one
+ * cpu (the reader reads into it, xmit frees into it on the tx cpu).
+ */
+static int queue_pools(struct link *l, unsigned int s, uint32_t pkts)
+{
+	struct link_side *sd = &l->side[s];
+	int err;
+
+	for (unsigned int q = 1; q < l->spread; q++) {
+		err = vnic_pkt_pool_init(&sd->qpool[q], pkts > HOST_PKTS_MIN ? pkts : HOST_PKTS_MIN,
+					 l->o->topo.host_buf_size, 128);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* --tx-buf map: the pool each tx queue's packets come from, mapped for it. */
+static int tx_pools(struct link *l, unsigned int s)
+{
+	struct link_side *sd = &l->side[s];
+	struct vnic_netdev *nd = vnic_drv_netdev(sd->drv);
+	int err;
+
+	if (!l->spread)
+		return vnic_topo_tx_pools(nd, &sd->pool);
+	for (unsigned int q = 0; q < nd->num_tx_queues; q++) {
+		err = vnic_netdev_tx_pool(nd, q, q && q < l->spread ? &sd->qpool[q] : &sd->pool);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * --queues N: queue pair q of both vNICs on cpu q, over cable ring q, so
+ * that a flow stays on one thread from TAP to TAP (docs/LINK.md). Only
+ * where every piece has a queue per pair: the in-process cable (no
+ * backing, --wire, --split or --pcap, which have one wire), a side per
+ * thread, N cpus, and a device that grants N queues. Anything else keeps
+ * both vNICs' queues on their sides' threads, and says why. N or 0.
+ */
+static unsigned int queue_layout(const struct link *l)
+{
+	const struct vnic_topo_config *t = &l->o->topo;
+	unsigned int n = t->drv.tx_queues;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *why = NULL;
+
+	if (n < 2)
+		return 0;
+	if (l->o->backing || l->o->wire || t->split)
+		why = "a backing, --wire or --split has one wire, not one per queue pair";
+	else if (l->pcap_file)
+		why = "--pcap captures one wire, not one per queue pair";
+	else if (t->threads < 2)
+		why = "--threads 1 runs both sides on one thread";
+	else if (t->drv.rx_queues != n)
+		why = "as many rx queues as tx queues are needed";
+	else if (t->dev.max_tx_queues < n || t->dev.max_rx_queues < n)
+		why = "the device grants fewer queues (--dev-queues)";
+	else if (t->drv.tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
+		why = "--tx-reclaim napi reclaims a tx queue on another queue's cpu";
+	else if (cpus > 0 && n > (unsigned long)cpus)
+		why = "more queue pairs than cpus";
+	if (!why)
+		return n;
+	fprintf(stderr, "vnic link: --queues %u: the queue pairs stay on the sides' threads: %s\n",
+		n, why);
+	return 0;
+}
+
+/* The cpus of queue pairs 2 and up (0 and 1 are the sides'), as the sides' are set up. */
+static int extra_cpus(struct link *l)
+{
+	const struct vnic_topo_config *t = &l->o->topo;
+	static const char *const names[VNIC_MAX_QUEUES] = {
+		"q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7",
+		"q8", "q9", "q10", "q11", "q12", "q13", "q14", "q15",
+	};
+	int err;
+
+	l->qcpu[0] = l->side[0].cpu;
+	l->qcpu[1] = l->side[1].cpu;
+	for (unsigned int q = SIDES; q < l->spread; q++) {
+		struct vnic_cpu *c = &l->extra_cpu[l->nextra];
+
+		err = vnic_cpu_init(c, names[q], t->busy_poll_ns);
+		if (err)
+			return fail("cpu %s: %s", names[q], strerror(-err));
+		l->nextra++;
+		vnic_cpu_set_spin(c, t->spin);
+		if (t->spinners < t->threads)
+			vnic_cpu_set_spin_group(c, &l->spin_group);
+		l->qcpu[q] = c;
+	}
+	return 0;
+}
+
 /* Side s's hv and, in this process, its device on sd->wire. */
 static int build_device(struct link *l, unsigned int s)
 {
@@ -651,6 +764,15 @@ static int build_device(struct link *l, unsigned int s)
 		return fail("faults %s: %s", side_name[s], strerror(-err));
 	vcfg.fault = t->fault;
 	vcfg.fault.seed = t->fault.seed * 2 + s;
+	if (l->spread) {
+		/* queue pair q on cpu q and on cable ring q: device B's rx queue q is A's tx queue q */
+		vcfg.max_tx_queues = vcfg.max_rx_queues = l->spread;
+		for (unsigned int q = 0; q < l->spread; q++) {
+			vcfg.queue_cpu[q] = l->qcpu[q];
+			if (q)
+				vcfg.queue_wire[q] = vnic_cable_queue_end(l->cable, s, q);
+		}
+	}
 	err = vnic_dev_create(&sd->dev, sd->hv, sd->wire, sd->cpu, &vcfg);
 	if (err)
 		return fail("device %s: %s", side_name[s], strerror(-err));
@@ -676,6 +798,8 @@ static int build_side(struct link *l, unsigned int s)
 	if (err)
 		return err;
 	dcfg.cpu = sd->cpu;
+	for (unsigned int q = 0; q < l->spread; q++)
+		dcfg.queue_cpu[q] = l->qcpu[q];
 	dcfg.name = s ? "vnic-b" : "vnic-a";
 	if (l->split.has_mac) {
 		/*
@@ -700,14 +824,20 @@ static int build_side(struct link *l, unsigned int s)
 				 t->host_buf_size, 128);
 	if (err)
 		return fail("packet pool %s: %s", side_name[s], strerror(-err));
+	err = l->spread ? queue_pools(l, s, pkts) : 0;
+	if (err)
+		return fail("packet pool %s: %s", side_name[s], strerror(-err));
 	/*
 	 * split: the pool is this process's heap, which the server does not
 	 * map; not offered, so --tx-buf map copies as the default does.
 	 */
-	err = t->split ? 0 : vnic_topo_tx_pools(vnic_drv_netdev(sd->drv), &sd->pool);
+	err = t->split ? 0 : tx_pools(l, s);
 	if (err)
 		return fail("packet pool %s: mapping it for --tx-buf: %s", side_name[s], strerror(-err));
 	snprintf(sd->tmp_ifname, sizeof(sd->tmp_ifname), "vnic%u%s", pid, side_name[s]);
+	/* each TAP queue's reader on its queue's cpu, into that cpu's pool */
+	for (unsigned int q = 1; q < l->spread; q++)
+		tcfg.pools[q] = &sd->qpool[q];
 	err = vnic_tap_create(&sd->tap, vnic_drv_netdev(sd->drv), &sd->pool, &tcfg);
 	if (err == -ENOENT)
 		return fail("no /dev/net/tun: load the tun module (modprobe tun)");
@@ -842,6 +972,12 @@ static int build(struct link *l)
 				    strerror(-err));
 		l->side[s].cpu = &l->side[s].own_cpu;
 	}
+	l->spread = queue_layout(l);
+	if (l->spread) {
+		err = extra_cpus(l);
+		if (err)
+			return err;
+	}
 	if (l->o->wire) {
 		/* checked when the options were read */
 		if (vnic_sockwire_parse(l->o->wire, &l->wire_spec))
@@ -893,6 +1029,8 @@ static int build(struct link *l)
 		 * the frames to the negotiated MTU themselves.
 		 */
 		l->o->topo.cable.mtu = VNIC_DRV_MAX_MTU;
+		/* --queues N spread: a ring pair per queue pair */
+		l->o->topo.cable.queues = l->spread ? l->spread : 1;
 		err = vnic_cable_create(&l->cable, &t->cable);
 		if (err)
 			return fail("cable: %s", strerror(-err));
@@ -976,6 +1114,11 @@ static int start(struct link *l)
 		if (err)
 			return fail("starting cpu %s: %s", side_name[s], strerror(-err));
 		l->cpus_started = true;
+	}
+	for (unsigned int i = 0; i < l->nextra; i++) {
+		err = vnic_cpu_start(&l->extra_cpu[i]);
+		if (err)
+			return fail("starting cpu q%u: %s", i + SIDES, strerror(-err));
 	}
 	for (unsigned int s = 0; s < l->nsides; s++) {
 		err = vnic_drv_open(l->side[s].drv, NULL, 0, 0);
@@ -1167,6 +1310,8 @@ static void teardown(struct link *l)
 		for (s = 0; s < l->nsides; s++)
 			if (l->side[s].cpu_init)
 				vnic_cpu_stop(&l->side[s].own_cpu);
+		for (s = 0; s < l->nextra; s++)
+			vnic_cpu_stop(&l->extra_cpu[s]);
 		l->cpus_started = false;
 	}
 	for (s = 0; s < l->nsides; s++) {
@@ -1190,6 +1335,9 @@ static void teardown(struct link *l)
 			vnic_hv_destroy(sd->hv);
 		if (sd->pool.count)
 			vnic_pkt_pool_fini(&sd->pool);
+		for (unsigned int q = 1; q < VNIC_MAX_QUEUES; q++)
+			if (sd->qpool[q].count)
+				vnic_pkt_pool_fini(&sd->qpool[q]);
 	}
 	if (l->cable)
 		vnic_cable_destroy(l->cable);
@@ -1209,6 +1357,9 @@ static void teardown(struct link *l)
 
 		if (sd->cpu_init)
 			vnic_cpu_fini(&sd->own_cpu);
+		if (s == 0)
+			for (unsigned int i = 0; i < l->nextra; i++)
+				vnic_cpu_fini(&l->extra_cpu[i]);
 		if (sd->nl.fd >= 0)
 			vnic_nl_close(&sd->nl);
 		if (sd->events.fd >= 0)
