@@ -231,7 +231,8 @@ struct vnic_cpu_spin_group {
  * shared memory, which a busy-polling cpu looks at on every turn instead of
  * waiting for that process's eventfd write (the split transport's
  * doorbells, hv/shm.c) or for the kernel to wake a socket (an AF_PACKET
- * ring's status words, port/afpacket.c: vnic_cpu_fd_look_by_src).
+ * ring's status words or an AF_XDP ring's producer index, port/fd_irq.c:
+ * vnic_fd_irq_spin_init).
  * The cpu calls polling(true) before the first turn of a spin and
  * polling(false) just before it sleeps, each followed by a seq_cst look
  * (peek) on the cpu's side: the source stores its flag seq_cst, its

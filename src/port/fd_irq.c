@@ -74,18 +74,12 @@ static bool fd_irq_spin_peek(struct vnic_cpu_spin_src *src)
 	return irq->armed && irq->ready(irq);
 }
 
-/* The kernel wakes the socket for every frame whether we spin or not: no flag to raise. */
-static void fd_irq_spin_polling(struct vnic_cpu_spin_src *src, bool on)
-{
-	(void)src;
-	(void)on;
-}
-
 int vnic_fd_irq_spin_init(struct vnic_fd_irq *irq, struct vnic_cpu *cpu)
 {
 	int err;
 
-	irq->spin.polling = fd_irq_spin_polling;
+	/* The kernel wakes the socket for every frame whether we spin or not: no flag to raise. */
+	irq->spin.polling = NULL;
 	irq->spin.peek = fd_irq_spin_peek;
 	irq->spin.poller = &irq->poller;
 	err = vnic_cpu_add_spin_src(cpu, &irq->spin);
