@@ -967,6 +967,7 @@ struct vnic_host_ops {
 	void (*tx_done)(void *ctx, unsigned int queue, uint32_t cookie, uint32_t bytes, int status);
 	/* A stopped tx queue takes packets again. On the tx queue's cpu. */
 	void (*tx_wake)(void *ctx, unsigned int queue);
+	/* tx_done and tx_wake may be NULL: a host that does not follow its sends. */
 	uint32_t features; /* VNIC_HOST_F_*: what the host can take in rx */
 };
 
