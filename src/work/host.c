@@ -283,6 +283,54 @@ static const struct vnic_host_ops host_ops = {
 	.tx_wake = host_tx_wake,
 };
 
+/* ---- a netdev with a host per queue pair (struct work_mux) --------------- */
+
+static struct vnic_tcpl_host *mux_host(const struct work_mux *m, unsigned int queue)
+{
+	return queue < HOST_MAX_QUEUES ? m->host[queue] : NULL;
+}
+
+/* On rx queue `queue`'s cpu, which is its host's. */
+static void mux_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned int n)
+{
+	struct work_mux *m = ctx;
+	struct vnic_tcpl_host *h = mux_host(m, queue);
+
+	if (vnic_likely(h)) {
+		vnic_tcpl_host_rx(h, queue, pkts, n);
+		return;
+	}
+	/* the netdev has at most HOST_MAX_QUEUES rx queues: none is left uncounted */
+	if (queue < HOST_MAX_QUEUES)
+		vnic_ctr_add(&m->stray[queue], n);
+	for (unsigned int i = 0; i < n; i++)
+		vnic_pkt_free(pkts[i]);
+}
+
+/* A host sends on its own queue alone: a completion of another is not ours. */
+static void mux_tx_done(void *ctx, unsigned int queue, uint32_t cookie, uint32_t bytes,
+			int status)
+{
+	struct vnic_tcpl_host *h = mux_host(ctx, queue);
+
+	if (vnic_likely(h))
+		host_tx_done(h, queue, cookie, bytes, status);
+}
+
+static void mux_tx_wake(void *ctx, unsigned int queue)
+{
+	struct vnic_tcpl_host *h = mux_host(ctx, queue);
+
+	if (h)
+		host_tx_wake(h, queue);
+}
+
+static const struct vnic_host_ops mux_ops = {
+	.rx = mux_rx,
+	.tx_done = mux_tx_done,
+	.tx_wake = mux_tx_wake,
+};
+
 /* ---- the poller --------------------------------------------------------- */
 
 unsigned int vnic_tcpl_host_nevq(const struct vnic_tcpl_host *h)
@@ -521,14 +569,21 @@ void vnic_tcpl_host_sync(struct vnic_tcpl_host *h, const struct vnic_tcpl_host *
 int vnic_tcpl_host_init(struct vnic_tcpl_host *h, struct vnic_netdev *dev,
 			struct vnic_pkt_pool *pool, unsigned int nconns, bool client,
 			const struct vnic_tcpl_opts *opts, const struct tcpl_app *app,
-			void *app_ctx, struct work_ctl *ctl)
+			void *app_ctx, struct work_ctl *ctl, const struct work_queue *wq)
 {
 	int err;
 
 	memset(h, 0, sizeof(*h));
 	h->dev = dev;
 	h->pool = pool;
-	h->cpu = vnic_netdev_tx_cpu(dev, 0);
+	if (wq) {
+		if (wq->q >= HOST_MAX_QUEUES || !wq->mux[!client])
+			return -EINVAL;
+		h->queue = wq->q;
+		h->base = wq->base;
+		h->mux = wq->mux[!client];
+	}
+	h->cpu = vnic_netdev_tx_cpu(dev, h->queue);
 	h->app = app;
 	h->app_ctx = app_ctx;
 	h->ctl = ctl;
@@ -561,6 +616,11 @@ int vnic_tcpl_host_register(struct vnic_tcpl_host *h, const char *name)
 
 	if (err)
 		return err;
+	if (h->mux) {
+		h->mux->host[h->queue] = h;
+		vnic_netdev_attach(h->dev, &mux_ops, h->mux);
+		return 0;
+	}
 	vnic_netdev_attach(h->dev, &host_ops, h);
 	return 0;
 }
@@ -571,6 +631,11 @@ void vnic_tcpl_host_fini(struct vnic_tcpl_host *h)
 
 	if (h->dev && h->dev->host == &host_ops && h->dev->host_ctx == h)
 		vnic_netdev_attach(h->dev, NULL, NULL);
+	/* the first of a mux's hosts to go takes the netdev's callbacks away from all */
+	if (h->dev && h->mux && h->dev->host == &mux_ops && h->dev->host_ctx == h->mux)
+		vnic_netdev_attach(h->dev, NULL, NULL);
+	if (h->mux && h->mux->host[h->queue] == h)
+		h->mux->host[h->queue] = NULL;
 	for (i = 0; i < HOST_MAX_QUEUES; i++)
 		for (j = 0; j < h->txq[i].nstalled; j++)
 			vnic_pkt_free(h->txq[i].stalled[j]);

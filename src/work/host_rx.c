@@ -61,7 +61,7 @@ static const struct conn_key *demux(struct vnic_tcpl_host *h, const struct vnic_
 		return NULL;
 	/* Clients own one port each; the server's connections differ by the
 	 * client's port. */
-	i = (uint32_t)(h->client ? dport : sport) - TCPL_CLIENT_PORT;
+	i = (uint32_t)(h->client ? dport : sport) - TCPL_CLIENT_PORT - h->base;
 	if (i >= h->nconns)
 		return NULL;
 	k = &h->keys[i];

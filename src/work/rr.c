@@ -24,18 +24,30 @@ struct rr_sess {
 				 * server: bytes of the current request */
 };
 
-struct vnic_rr {
-	struct work_pair pair;
-	struct vnic_rr_opts o;
-	struct rr_sess *cli;
-	struct rr_sess *srv;
+/* What the client host of one queue pair records, on its cpu. */
+struct rr_part {
 	uint64_t transactions;
 	struct vnic_hist hist;
 };
 
+struct vnic_rr {
+	struct work_pairs pairs;
+	struct vnic_rr_opts o;
+	struct rr_sess *cli;
+	struct rr_sess *srv;
+	struct rr_part *part;		/* [pairs.n] */
+	struct vnic_hist hist;		/* with several queue pairs: the parts', gathered */
+};
+
+/* A session's state, by its number in the workload. */
+static struct rr_sess *sess(struct rr_sess *all, const struct tcpl_conn *c)
+{
+	return &all[c->host->base + c->idx];
+}
+
 static void issue(struct vnic_rr *rr, struct tcpl_conn *c)
 {
-	rr->cli[c->idx].t_start = c->host->now;
+	sess(rr->cli, c)->t_start = c->host->now;
 	vnic_tcpl_send(c, rr->o.req_size);
 }
 
@@ -51,15 +63,16 @@ static void client_deliver(struct vnic_tcpl_host *h, struct tcpl_conn *c, uint64
 			   uint64_t ts)
 {
 	struct vnic_rr *rr = h->app_ctx;
-	struct rr_sess *s = &rr->cli[c->idx];
+	struct rr_sess *s = sess(rr->cli, c);
+	struct rr_part *pt = &rr->part[h->queue];
 
 	s->got += bytes;
 	if (s->got < rr->o.resp_size)
 		return;
 	/* One transaction outstanding: the server never sends more. */
 	s->got -= rr->o.resp_size;
-	vnic_hist_record(&rr->hist, ts > s->t_start ? ts - s->t_start : 0);
-	vnic_ctr_add(&rr->transactions, 1);
+	vnic_hist_record(&pt->hist, ts > s->t_start ? ts - s->t_start : 0);
+	vnic_ctr_add(&pt->transactions, 1);
 	if (!h->stop_seen)
 		issue(rr, c);
 }
@@ -68,7 +81,7 @@ static void server_deliver(struct vnic_tcpl_host *h, struct tcpl_conn *c, uint64
 			   uint64_t ts)
 {
 	struct vnic_rr *rr = h->app_ctx;
-	struct rr_sess *s = &rr->srv[c->idx];
+	struct rr_sess *s = sess(rr->srv, c);
 
 	(void)ts;
 	s->got += bytes;
@@ -99,6 +112,13 @@ int vnic_rr_create(struct vnic_rr **rrp, struct vnic_netdev *client,
 		   struct vnic_pkt_pool *client_pool, struct vnic_netdev *server,
 		   struct vnic_pkt_pool *server_pool, const struct vnic_rr_opts *opts)
 {
+	return vnic_rr_create_queues(rrp, 1, client, &client_pool, server, &server_pool, opts);
+}
+
+int vnic_rr_create_queues(struct vnic_rr **rrp, unsigned int pairs, struct vnic_netdev *client,
+			  struct vnic_pkt_pool *const *client_pools, struct vnic_netdev *server,
+			  struct vnic_pkt_pool *const *server_pools, const struct vnic_rr_opts *opts)
+{
 	struct vnic_rr *rr;
 	int err;
 
@@ -116,21 +136,29 @@ int vnic_rr_create(struct vnic_rr **rrp, struct vnic_netdev *client,
 		rr->o.req_size = 1;
 	if (!rr->o.resp_size)
 		rr->o.resp_size = 1;
+	if (!pairs || pairs > rr->o.sessions) {
+		free(rr);
+		return -EINVAL;
+	}
 	vnic_hist_reset(&rr->hist);
 	err = -ENOMEM;
 	rr->cli = calloc(rr->o.sessions, sizeof(*rr->cli));
 	rr->srv = calloc(rr->o.sessions, sizeof(*rr->srv));
-	if (!rr->cli || !rr->srv)
+	rr->part = calloc(pairs, sizeof(*rr->part));
+	if (!rr->cli || !rr->srv || !rr->part)
 		goto err_free;
-	err = vnic_work_pair_init(&rr->pair, client, client_pool, server, server_pool,
-				  rr->o.sessions, &rr->o.tcp, &rr_client, &rr_server, rr,
-				  "rr-client", "rr-server");
+	for (unsigned int q = 0; q < pairs; q++)
+		vnic_hist_reset(&rr->part[q].hist);
+	err = vnic_work_pairs_init(&rr->pairs, pairs, client, client_pools, server, server_pools,
+				   rr->o.sessions, &rr->o.tcp, &rr_client, &rr_server, rr,
+				   "rr-client", "rr-server");
 	if (err)
 		goto err_free;
 	*rrp = rr;
 	return 0;
 
 err_free:
+	free(rr->part);
 	free(rr->cli);
 	free(rr->srv);
 	free(rr);
@@ -139,36 +167,48 @@ err_free:
 
 void vnic_rr_start(struct vnic_rr *rr)
 {
-	vnic_work_pair_start(&rr->pair);
+	vnic_work_pairs_start(&rr->pairs);
 }
 
 void vnic_rr_stop(struct vnic_rr *rr)
 {
-	vnic_work_pair_stop(&rr->pair);
+	vnic_work_pairs_stop(&rr->pairs);
 }
 
 bool vnic_rr_quiesced(const struct vnic_rr *rr)
 {
-	return vnic_work_pair_quiesced(&rr->pair);
+	return vnic_work_pairs_quiesced(&rr->pairs);
 }
 
 void vnic_rr_results(const struct vnic_rr *rr, struct vnic_work_results *r)
 {
-	vnic_work_pair_results(&rr->pair, r);
-	r->transactions = vnic_ctr_read(&rr->transactions);
-	r->latency = &rr->hist;
+	vnic_work_pairs_results(&rr->pairs, r);
+	for (unsigned int q = 0; q < rr->pairs.n; q++)
+		r->transactions += vnic_ctr_read(&rr->part[q].transactions);
+	/* one pair: its own histogram; several: what vnic_rr_gather made of theirs */
+	r->latency = rr->pairs.n == 1 ? &rr->part[0].hist : &rr->hist;
+}
+
+void vnic_rr_gather(struct vnic_rr *rr)
+{
+	if (rr->pairs.n == 1)
+		return;
+	vnic_hist_reset(&rr->hist);
+	for (unsigned int q = 0; q < rr->pairs.n; q++)
+		vnic_hist_merge(&rr->hist, &rr->part[q].hist);
 }
 
 struct work_pair *vnic_rr_pair(struct vnic_rr *rr)
 {
-	return &rr->pair;
+	return &rr->pairs.pair[0];
 }
 
 void vnic_rr_destroy(struct vnic_rr *rr)
 {
 	if (!rr)
 		return;
-	vnic_work_pair_fini(&rr->pair);
+	vnic_work_pairs_fini(&rr->pairs);
+	free(rr->part);
 	free(rr->cli);
 	free(rr->srv);
 	free(rr);

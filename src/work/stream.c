@@ -14,7 +14,7 @@
 #include "work_int.h"
 
 struct vnic_stream {
-	struct work_pair pair;
+	struct work_pairs pairs;
 	struct vnic_stream_opts o;
 };
 
@@ -64,6 +64,16 @@ int vnic_stream_create(struct vnic_stream **stp, struct vnic_netdev *sender,
 		       struct vnic_pkt_pool *sender_pool, struct vnic_netdev *receiver,
 		       struct vnic_pkt_pool *receiver_pool, const struct vnic_stream_opts *opts)
 {
+	return vnic_stream_create_queues(stp, 1, sender, &sender_pool, receiver, &receiver_pool,
+					 opts);
+}
+
+int vnic_stream_create_queues(struct vnic_stream **stp, unsigned int pairs,
+			      struct vnic_netdev *sender, struct vnic_pkt_pool *const *sender_pools,
+			      struct vnic_netdev *receiver,
+			      struct vnic_pkt_pool *const *receiver_pools,
+			      const struct vnic_stream_opts *opts)
+{
 	struct vnic_stream *st;
 	int err;
 
@@ -77,9 +87,9 @@ int vnic_stream_create(struct vnic_stream **stp, struct vnic_netdev *sender,
 		st->o = *opts;
 	if (!st->o.flows)
 		st->o.flows = 1;
-	err = vnic_work_pair_init(&st->pair, sender, sender_pool, receiver, receiver_pool,
-				  st->o.flows, &st->o.tcp, &stream_sender, &stream_receiver, st,
-				  "stream-tx", "stream-rx");
+	err = vnic_work_pairs_init(&st->pairs, pairs, sender, sender_pools, receiver,
+				   receiver_pools, st->o.flows, &st->o.tcp, &stream_sender,
+				   &stream_receiver, st, "stream-tx", "stream-rx");
 	if (err) {
 		free(st);
 		return err;
@@ -90,40 +100,40 @@ int vnic_stream_create(struct vnic_stream **stp, struct vnic_netdev *sender,
 
 void vnic_stream_start(struct vnic_stream *st)
 {
-	vnic_work_pair_start(&st->pair);
+	vnic_work_pairs_start(&st->pairs);
 }
 
 void vnic_stream_stop(struct vnic_stream *st)
 {
-	vnic_work_pair_stop(&st->pair);
+	vnic_work_pairs_stop(&st->pairs);
 }
 
 bool vnic_stream_quiesced(const struct vnic_stream *st)
 {
-	return vnic_work_pair_quiesced(&st->pair);
+	return vnic_work_pairs_quiesced(&st->pairs);
 }
 
 void vnic_stream_results(const struct vnic_stream *st, struct vnic_work_results *r)
 {
-	vnic_work_pair_results(&st->pair, r);
+	vnic_work_pairs_results(&st->pairs, r);
 }
 
 uint64_t vnic_stream_flow_bytes(const struct vnic_stream *st, unsigned int flow)
 {
-	if (flow >= st->pair.b.nconns)
-		return 0;
-	return vnic_ctr_read(&st->pair.b.conns[flow].delivered);
+	const struct tcpl_conn *c = vnic_work_pairs_b_conn(&st->pairs, flow);
+
+	return c ? vnic_ctr_read(&c->delivered) : 0;
 }
 
 struct work_pair *vnic_stream_pair(struct vnic_stream *st)
 {
-	return &st->pair;
+	return &st->pairs.pair[0];
 }
 
 void vnic_stream_destroy(struct vnic_stream *st)
 {
 	if (!st)
 		return;
-	vnic_work_pair_fini(&st->pair);
+	vnic_work_pairs_fini(&st->pairs);
 	free(st);
 }

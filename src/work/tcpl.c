@@ -81,8 +81,9 @@ static void build_template(struct vnic_tcpl_host *h, struct tcpl_conn *c, const 
 			   const uint8_t *dmac, bool client)
 {
 	uint8_t saddr[16], daddr[16], *p = c->hdr, *l3, *th;
-	uint16_t sport = client ? TCPL_CLIENT_PORT + c->idx : TCPL_SERVER_PORT;
-	uint16_t dport = client ? TCPL_SERVER_PORT : TCPL_CLIENT_PORT + c->idx;
+	uint16_t port = (uint16_t)(TCPL_CLIENT_PORT + h->base + c->idx);
+	uint16_t sport = client ? port : TCPL_SERVER_PORT;
+	uint16_t dport = client ? TCPL_SERVER_PORT : port;
 
 	memset(c->hdr, 0, sizeof(c->hdr));
 	memcpy(p, dmac, 6);
@@ -94,7 +95,7 @@ static void build_template(struct vnic_tcpl_host *h, struct tcpl_conn *c, const 
 	 * that the template parses and pick_queue can hash it. */
 	if (h->ipv6) {
 		/* Flow label per connection, as Linux's auto flow labels. */
-		put32(l3, 0x60000000u | ((c->idx * 0x9e37u + 1) & 0xfffff));
+		put32(l3, 0x60000000u | (((h->base + c->idx) * 0x9e37u + 1) & 0xfffff));
 		put16(l3 + 4, TCPL_TCP_HLEN);
 		l3[6] = VNIC_IPPROTO_TCP;
 		l3[7] = 64;
@@ -128,21 +129,23 @@ static void pick_queue(struct vnic_tcpl_host *h, struct tcpl_conn *c)
 	if (vnic_parse_frame(c->hdr, c->hdr_len, &hd) == VNIC_PARSE_OK)
 		c->hash = vnic_rss_hash_frame(key, c->hdr, &hd);
 	q = vnic_netdev_pick_tx(h->dev, c->hash);
-	/* The host runs on queue 0's cpu; queues elsewhere are not ours to use. */
-	if (q >= HOST_MAX_QUEUES || vnic_netdev_tx_cpu(h->dev, q) != h->cpu)
-		q = 0;
+	/* The host runs on its queue's cpu; queues elsewhere are not ours to use. */
+	if (h->mux || q >= HOST_MAX_QUEUES || vnic_netdev_tx_cpu(h->dev, q) != h->cpu)
+		q = h->queue;
 	c->txq = (uint16_t)q;
 }
 
 void vnic_tcpl_conn_init(struct vnic_tcpl_host *h, struct tcpl_conn *c, uint32_t idx,
 			 const uint8_t *smac, const uint8_t *dmac, bool client)
 {
+	uint32_t n = h->base + idx;	/* the workload's number for it, across queue pairs */
+
 	memset(c, 0, sizeof(*c));
 	c->host = h;
 	c->idx = idx;
-	c->iss = (client ? 0xffff0000u : 0xfff00000u) - idx * 0x10000u;
-	c->seed = idx * 0x85ebca6bu ^ (client ? 0xc1c1c1c1u : 0x5e5e5e5eu);
-	c->ip_id = (uint16_t)(idx * 251);
+	c->iss = (client ? 0xffff0000u : 0xfff00000u) - n * 0x10000u;
+	c->seed = n * 0x85ebca6bu ^ (client ? 0xc1c1c1c1u : 0x5e5e5e5eu);
+	c->ip_id = (uint16_t)(n * 251);
 	c->rec = &h->rec[idx];
 	build_template(h, c, smac, dmac, client);
 	pick_queue(h, c);

@@ -22,6 +22,8 @@
  * and a server (or receiver) attached to another. A host runs as a poller on
  * its netdev's tx queue 0 cpu, sends from a packet pool only it uses (on that
  * cpu), and takes what NAPI delivers in its rx callback on the rx queue's cpu.
+ * Spread over queue pairs (vnic_rr_create_queues), a workload has two hosts
+ * per queue pair, each on its queue's cpu.
  * The rx callback parses, verifies the checksum (in software unless the NIC
  * vouched for it) and every payload byte, then hands a small event to the
  * host's poller through a single-producer single-consumer queue per rx queue,
@@ -228,7 +230,8 @@ void vnic_work_summarize(const struct vnic_work_results *r, uint64_t elapsed_ns,
  *  - quiesced: any thread. True once stopped and everything sent has been
  *    acknowledged and completed (tx_done) on both hosts.
  *  - results: the counters may be read at any time from any thread; the
- *    latency histogram only once the cpus are stopped (or in manual mode).
+ *    latency histogram only once the cpus are stopped (or in manual mode),
+ *    and spread over queue pairs, after vnic_rr_gather.
  *  - destroy: with the cpus stopped; frees packets still held and detaches
  *    the hosts from the netdevs.
  * ------------------------------------------------------------------------- */
@@ -239,15 +242,41 @@ struct vnic_stream;
 int vnic_rr_create(struct vnic_rr **rr, struct vnic_netdev *client,
 		   struct vnic_pkt_pool *client_pool, struct vnic_netdev *server,
 		   struct vnic_pkt_pool *server_pool, const struct vnic_rr_opts *opts);
+/*
+ * Spread over queue pairs (create_queues, both workloads), for netdevs whose
+ * queue pair q of both runs on one cpu, a cpu per queue pair, and whose
+ * devices take queue q's frames to the peer's rx queue q (a wire per queue
+ * pair: docs/ARCHITECTURE.md section 4.3). The connections are split into
+ * `pairs` blocks, the first ones a connection larger; block q's hosts run on
+ * tx queue q's cpu of each netdev, send on queue q alone, from pools[q] of
+ * their side, and take what arrives on rx queue q. What arrives on a queue
+ * past them is dropped and counted (err.rx_overflow). pairs 1 is create
+ * (a host per netdev, on tx queue 0's cpu, flows hashed over that cpu's
+ * queues); more than the connections is -EINVAL.
+ */
+int vnic_rr_create_queues(struct vnic_rr **rr, unsigned int pairs, struct vnic_netdev *client,
+			  struct vnic_pkt_pool *const *client_pools, struct vnic_netdev *server,
+			  struct vnic_pkt_pool *const *server_pools, const struct vnic_rr_opts *opts);
 void vnic_rr_start(struct vnic_rr *rr);
 void vnic_rr_stop(struct vnic_rr *rr);
 bool vnic_rr_quiesced(const struct vnic_rr *rr);
 void vnic_rr_results(const struct vnic_rr *rr, struct vnic_work_results *r);
+/*
+ * With the cpus stopped: gathers the latency histograms of the queue pairs
+ * (each client host keeps its own, on its cpu) into the one results point
+ * at. Nothing to do with one queue pair; again gathers again.
+ */
+void vnic_rr_gather(struct vnic_rr *rr);
 void vnic_rr_destroy(struct vnic_rr *rr);
 
 int vnic_stream_create(struct vnic_stream **st, struct vnic_netdev *sender,
 		       struct vnic_pkt_pool *sender_pool, struct vnic_netdev *receiver,
 		       struct vnic_pkt_pool *receiver_pool, const struct vnic_stream_opts *opts);
+int vnic_stream_create_queues(struct vnic_stream **st, unsigned int pairs,
+			      struct vnic_netdev *sender, struct vnic_pkt_pool *const *sender_pools,
+			      struct vnic_netdev *receiver,
+			      struct vnic_pkt_pool *const *receiver_pools,
+			      const struct vnic_stream_opts *opts);
 void vnic_stream_start(struct vnic_stream *st);
 void vnic_stream_stop(struct vnic_stream *st);
 bool vnic_stream_quiesced(const struct vnic_stream *st);

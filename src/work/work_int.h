@@ -5,7 +5,8 @@
  * workloads (rr.c, stream.c) use them.
  *
  * Threads: everything in a host and its connections belongs to the host's
- * poller cpu (its netdev's tx queue 0 cpu), except
+ * poller cpu (its netdev's tx queue 0 cpu, or its queue's when the workload
+ * is spread over queue pairs: struct work_queue), except
  *  - what the rx callback reads on the rx queue's cpu: the keys[] (constant
  *    after create) and the event queues (below);
  *  - the event queues, single producer (rx callback) single consumer
@@ -327,11 +328,17 @@ struct host_rx_stats {
 	uint64_t bad_hdr, bad_csum, payload, no_conn, overflow;
 };
 
+struct work_mux;
+
 struct vnic_tcpl_host {
 	struct vnic_poller poller;
 	struct vnic_netdev *dev;
 	struct vnic_pkt_pool *pool;
 	struct vnic_cpu *cpu;
+	/* spread (struct work_queue): the one queue pair it uses, else NULL and 0 */
+	struct work_mux *mux;
+	unsigned int queue;
+	uint32_t base;			/* the workload's index of conns[0] */
 	const struct tcpl_app *app;
 	void *app_ctx;
 	struct work_ctl *ctl;
@@ -371,12 +378,40 @@ struct vnic_tcpl_host {
 	struct host_rx_stats rx vnic_cacheline_aligned;
 };
 
+/*
+ * A netdev whose queue pairs run on different cpus (vnic bench --queues N)
+ * has a host per queue pair, each on its queue's cpu: the netdev is
+ * attached to this, which hands each callback to the host of its queue, so
+ * that a host's state stays on one cpu. Frames on a queue without a host
+ * are dropped and counted (stray[queue], written on that queue's cpu).
+ */
+struct work_mux {
+	struct vnic_tcpl_host *host[HOST_MAX_QUEUES];
+	uint64_t stray[HOST_MAX_QUEUES];
+};
+
+/*
+ * Where the hosts of one queue pair of a spread workload run: on tx queue
+ * q's cpu of each netdev, sending on tx queue q only; the peer's replies
+ * come back on rx queue q (a device with a wire per queue pair puts ring
+ * q's frames there, docs/ARCHITECTURE.md section 4.3). base numbers the
+ * connections apart across the queue pairs (ports, sequence numbers,
+ * patterns). NULL where a workload takes one: a host per netdev, on tx
+ * queue 0's cpu, flows hashed over the queues of that cpu.
+ */
+struct work_queue {
+	unsigned int q;
+	uint32_t base;
+	struct work_mux *mux[2];	/* the client's (or sender's) netdev, the server's */
+};
+
 /* host.c. init checks and allocates; register (which cannot be undone: a
- * cpu has no way to drop a poller) adds the poller and attaches the host. */
+ * cpu has no way to drop a poller) adds the poller and attaches the host
+ * (to its work_queue's mux when it has one). */
 int vnic_tcpl_host_init(struct vnic_tcpl_host *h, struct vnic_netdev *dev,
 			struct vnic_pkt_pool *pool, unsigned int nconns, bool client,
 			const struct vnic_tcpl_opts *opts, const struct tcpl_app *app,
-			void *app_ctx, struct work_ctl *ctl);
+			void *app_ctx, struct work_ctl *ctl, const struct work_queue *wq);
 /* 0 or -ENOSPC. */
 int vnic_tcpl_host_register(struct vnic_tcpl_host *h, const char *name);
 /*
@@ -411,7 +446,32 @@ int vnic_work_pair_init(struct work_pair *p, struct vnic_netdev *adev, struct vn
 			struct vnic_netdev *bdev, struct vnic_pkt_pool *bpool, unsigned int nconns,
 			const struct vnic_tcpl_opts *opts, const struct tcpl_app *aapp,
 			const struct tcpl_app *bapp, void *app_ctx, const char *aname,
-			const char *bname);
+			const char *bname, const struct work_queue *wq);
+/*
+ * The queue pairs of a spread workload: n pairs (at most nconns; 1 is the
+ * plain pair above), connections split among them in blocks, pair q's hosts
+ * on queue q and sending from apools[q] and bpools[q]. 0 or as
+ * vnic_work_pair_init; on error nothing is left.
+ */
+struct work_pairs {
+	unsigned int n;
+	struct work_pair *pair;		/* [n] */
+	struct work_mux mux[2];
+};
+
+int vnic_work_pairs_init(struct work_pairs *ps, unsigned int n, struct vnic_netdev *adev,
+			 struct vnic_pkt_pool *const *apools, struct vnic_netdev *bdev,
+			 struct vnic_pkt_pool *const *bpools, unsigned int nconns,
+			 const struct vnic_tcpl_opts *opts, const struct tcpl_app *aapp,
+			 const struct tcpl_app *bapp, void *app_ctx, const char *aname,
+			 const char *bname);
+void vnic_work_pairs_fini(struct work_pairs *ps);
+void vnic_work_pairs_start(struct work_pairs *ps);
+void vnic_work_pairs_stop(struct work_pairs *ps);
+bool vnic_work_pairs_quiesced(const struct work_pairs *ps);
+void vnic_work_pairs_results(const struct work_pairs *ps, struct vnic_work_results *r);
+/* Connection i of the workload: its pair's host b's (the server's, the receiver's). */
+const struct tcpl_conn *vnic_work_pairs_b_conn(const struct work_pairs *ps, unsigned int i);
 void vnic_work_pair_fini(struct work_pair *p);
 void vnic_work_pair_start(struct work_pair *p);
 void vnic_work_pair_stop(struct work_pair *p);
