@@ -30,7 +30,10 @@
  *
  * Each side is one cpu thread running its driver, its device and its host,
  * so the only cross-thread hand-off on the datapath is the cable (and the
- * interrupt that announces a frame on it).
+ * interrupt that announces a frame on it). With --queues N (N > 1, where
+ * vnic_topo_queue_layout allows it) queue pair q of both vNICs runs on cpu
+ * q instead, over cable ring q, with a host of the workload per queue pair:
+ * the layout of `vnic link --queues N` (docs/ARCHITECTURE.md section 4.3).
  * ------------------------------------------------------------------------- */
 
 enum { VNIC_TOPO_SIDES = 2 };
@@ -105,6 +108,16 @@ struct vnic_split {
 
 struct vnic_topo {
 	struct vnic_cpu cpu[VNIC_TOPO_SIDES];
+	/*
+	 * --queues N spread (N, else 0): queue pair q of both vNICs on qcpu[q]:
+	 * cpu[0] and cpu[1] for 0 and 1, extra_cpu[q - 2] ("q2", ...) beyond;
+	 * the hosts of queue pair q >= 1 send from qpool[side][q].
+	 */
+	unsigned int spread;
+	struct vnic_cpu *qcpu[VNIC_MAX_QUEUES];
+	struct vnic_cpu extra_cpu[VNIC_MAX_QUEUES - VNIC_TOPO_SIDES];
+	unsigned int nextra;		/* extra_cpu[0..nextra) initialised */
+	struct vnic_pkt_pool qpool[VNIC_TOPO_SIDES][VNIC_MAX_QUEUES];
 	struct vnic_cpu_spin_group spin_group;	/* --spinners below --threads */
 	struct vnic_hv *hv[VNIC_TOPO_SIDES];
 	struct vnic_cable *cable;
@@ -152,10 +165,30 @@ struct vnic_netdev *vnic_topo_netdev(struct vnic_topo *t, unsigned int side);
 bool vnic_topo_gave_up(const struct vnic_topo *t);
 /* pool offered to each of nd's tx queues (--tx-buf map); before open. 0 or -errno. */
 int vnic_topo_tx_pools(struct vnic_netdev *nd, const struct vnic_pkt_pool *pool);
+/*
+ * --queues N: whether queue pair q of both vNICs may run on a cpu of its own
+ * (q's), over a cable ring of its own: N, or 0 with why (a static string)
+ * when not: one wire (split, --pcap, a backing, --wire: one_wire names
+ * it, NULL for none), one thread, rx and tx queues that differ, a device
+ * granting fewer, --tx-reclaim napi, more queue pairs than cpus. Shared
+ * with vnic link.
+ */
+unsigned int vnic_topo_queue_layout(const struct vnic_topo_config *cfg, const char *one_wire,
+				    const char **why);
+/* The name of queue pair q's cpu beyond the sides' two ("q2", ...). */
+const char *vnic_topo_queue_cpu_name(unsigned int q);
+/*
+ * The pools side s's hosts send from, one per queue pair of the workload
+ * (host_pool, then qpool[s][q]); returns how many: t->spread, or 1.
+ */
+unsigned int vnic_topo_host_pools(struct vnic_topo *t, unsigned int s,
+				  struct vnic_pkt_pool *pools[VNIC_MAX_QUEUES]);
 
 /*
  * Every counter of the topology, prefixed by where it lives: "drv_a.",
- * "dev_b.", "hv_a.", "cable.ab_", "cpu_a.", and the placement's "place.".
+ * "dev_b.", "hv_a.", "cable.ab_" (and "cable.ring1.ab_" with a ring pair per
+ * queue pair), "cpu_a." (and "cpu_q2." for queue pair 2's), and the
+ * placement's "place.".
  * Returns how many there are in
  * all; fills up to max.
  */
@@ -186,6 +219,13 @@ unsigned int vnic_counters_hv(const struct vnic_hv *hv, const char *prefix,
 			      struct vnic_counter *out, unsigned int max, unsigned int at);
 unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int dir,
 				 struct vnic_counter *out, unsigned int max, unsigned int at);
+/*
+ * With more than one ring pair: each ring's counters of both directions,
+ * "cable.ringQ.ab_tx_frames" and so on (the sums are vnic_counters_cable's);
+ * nothing with one.
+ */
+unsigned int vnic_counters_cable_rings(const struct vnic_cable *cable, struct vnic_counter *out,
+				       unsigned int max, unsigned int at);
 unsigned int vnic_counters_cpu(const struct vnic_cpu *cpu, const char *prefix,
 			       struct vnic_counter *out, unsigned int max, unsigned int at);
 
@@ -743,6 +783,7 @@ struct vnic_bench_run {
 	double thread_cpu_s[VNIC_TOPO_SIDES];	/* each side's cpu thread, likewise */
 	double spin_cpu_s[VNIC_TOPO_SIDES];	/* of which spent spinning without work */
 	double work_turn_s[VNIC_TOPO_SIDES];	/* wall clock of the turns that ran pollers */
+	double extra_work_cpu_s;	/* --queues 3 and more: the work CPU of threads q2... */
 	struct vnic_machine machine;	/* the machine during the traffic */
 	bool pools_full;		/* every driver pool full after quiesce and close */
 	int close_err;			/* 0, or why the drivers did not close (-errno) */

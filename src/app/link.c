@@ -680,52 +680,35 @@ static int tx_pools(struct link *l, unsigned int s)
  */
 static unsigned int queue_layout(const struct link *l)
 {
-	const struct vnic_topo_config *t = &l->o->topo;
-	unsigned int n = t->drv.tx_queues;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	const char *why = NULL;
+	const char *one_wire = NULL, *why;
+	unsigned int n;
 
-	if (n < 2)
-		return 0;
-	if (l->o->backing || l->o->wire || t->split)
-		why = "a backing, --wire or --split has one wire, not one per queue pair";
+	if (l->o->backing || l->o->wire || l->o->topo.split)
+		one_wire = "a backing, --wire or --split has one wire, not one per queue pair";
 	else if (l->pcap_file)
-		why = "--pcap captures one wire, not one per queue pair";
-	else if (t->threads < 2)
-		why = "--threads 1 runs both sides on one thread";
-	else if (t->drv.rx_queues != n)
-		why = "as many rx queues as tx queues are needed";
-	else if (t->dev.max_tx_queues < n || t->dev.max_rx_queues < n)
-		why = "the device grants fewer queues (--dev-queues)";
-	else if (t->drv.tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
-		why = "--tx-reclaim napi reclaims a tx queue on another queue's cpu";
-	else if (cpus > 0 && n > (unsigned long)cpus)
-		why = "more queue pairs than cpus";
-	if (!why)
-		return n;
-	fprintf(stderr, "vnic link: --queues %u: the queue pairs stay on the sides' threads: %s\n",
-		n, why);
-	return 0;
+		one_wire = "--pcap captures one wire, not one per queue pair";
+	n = vnic_topo_queue_layout(&l->o->topo, one_wire, &why);
+	if (why)
+		fprintf(stderr, "vnic link: --queues %u: the queue pairs stay on the sides' threads: "
+			"%s\n", l->o->topo.drv.tx_queues, why);
+	return n;
 }
 
 /* The cpus of queue pairs 2 and up (0 and 1 are the sides'), as the sides' are set up. */
 static int extra_cpus(struct link *l)
 {
 	const struct vnic_topo_config *t = &l->o->topo;
-	static const char *const names[VNIC_MAX_QUEUES] = {
-		"q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7",
-		"q8", "q9", "q10", "q11", "q12", "q13", "q14", "q15",
-	};
 	int err;
 
 	l->qcpu[0] = l->side[0].cpu;
 	l->qcpu[1] = l->side[1].cpu;
 	for (unsigned int q = SIDES; q < l->spread; q++) {
 		struct vnic_cpu *c = &l->extra_cpu[l->nextra];
+		const char *name = vnic_topo_queue_cpu_name(q);
 
-		err = vnic_cpu_init(c, names[q], t->busy_poll_ns);
+		err = vnic_cpu_init(c, name, t->busy_poll_ns);
 		if (err)
-			return fail("cpu %s: %s", names[q], strerror(-err));
+			return fail("cpu %s: %s", name, strerror(-err));
 		l->nextra++;
 		vnic_cpu_set_spin(c, t->spin);
 		if (t->spinners < t->threads)

@@ -452,6 +452,38 @@ static bool split_clocks(const struct vnic_topo *t, struct side_clock *c)
 	return true;
 }
 
+static uint64_t ns_of(double s)
+{
+	return s > 0 ? (uint64_t)(s * 1e9) : 0;
+}
+
+/* The threads of queue pairs 2 and up (--queues 3 and more): what side_clocks reads of a side's. */
+static void extra_clocks(const struct vnic_topo *t, struct side_clock *c)
+{
+	for (unsigned int i = 0; i < t->nextra; i++) {
+		const struct vnic_cpu *cpu = &t->extra_cpu[i];
+		const pthread_t *th = cpu->thread;
+		clockid_t clk;
+
+		c[i].cpu_s = th && !pthread_getcpuclockid(*th, &clk) ? clock_s(clk) : 0;
+		c[i].spin_s = (double)vnic_ctr_read(&cpu->stats.spin_ns) / 1e9;
+		c[i].work_s = (double)vnic_ctr_read(&cpu->stats.work_ns) / 1e9;
+	}
+}
+
+/* Their work CPU between two readings: no side of their own in the report, they count in the total. */
+static double extra_work_cpu_s(const struct vnic_topo *t, const struct side_clock *c0,
+			       const struct side_clock *c1)
+{
+	double w = 0;
+
+	for (unsigned int i = 0; i < t->nextra; i++)
+		w += (double)vnic_cpu_work_cpu_ns(ns_of(c1[i].work_s - c0[i].work_s),
+						  ns_of(c1[i].cpu_s - c0[i].cpu_s),
+						  ns_of(c1[i].spin_s - c0[i].spin_s)) / 1e9;
+	return w;
+}
+
 /* The traffic itself, with the CPU it took. */
 static void measure(struct vnic_bench_run *r)
 {
@@ -460,10 +492,15 @@ static void measure(struct vnic_bench_run *r)
 	clockid_t clk[VNIC_TOPO_SIDES];
 	bool have[VNIC_TOPO_SIDES];
 	struct vnic_machine_snap m0, m1;
+	/* the threads beyond a and b, two readings each (on the heap: the frame stays small) */
+	struct side_clock *x0 = calloc(2 * (r->topo.nextra + 1), sizeof(*x0));
+	struct side_clock *x1 = x0 ? x0 + r->topo.nextra + 1 : NULL;
 	double cpu0;
 	unsigned int s;
 
 	vnic_machine_snap(&m0);
+	if (x0)
+		extra_clocks(&r->topo, x0);
 	thread_clocks(&r->topo, clk, have);
 	split_clocks(&r->topo, srv0);
 	cpu0 = process_cpu_s();
@@ -476,6 +513,11 @@ static void measure(struct vnic_bench_run *r)
 	results(r, &r->res);
 	r->cpu_s = process_cpu_s() - cpu0;
 	side_clocks(&r->topo, clk, have, c1);
+	if (x0) {
+		extra_clocks(&r->topo, x1);
+		r->extra_work_cpu_s = extra_work_cpu_s(&r->topo, x0, x1);
+	}
+	free(x0);
 	/* a server that answered once but not twice adds nothing */
 	if (!split_clocks(&r->topo, srv1))
 		memset(srv0, 0, sizeof(srv0));
@@ -486,11 +528,6 @@ static void measure(struct vnic_bench_run *r)
 	}
 	vnic_machine_snap(&m1);
 	vnic_machine_report(&m0, &m1, &r->machine);
-}
-
-static uint64_t ns_of(double s)
-{
-	return s > 0 ? (uint64_t)(s * 1e9) : 0;
 }
 
 double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int side)
@@ -504,7 +541,7 @@ double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int s
 
 double vnic_bench_work_cpu_s(const struct vnic_bench_run *r)
 {
-	double w = 0;
+	double w = r->extra_work_cpu_s;
 
 	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
 		w += vnic_bench_side_work_cpu_s(r, s);
@@ -545,6 +582,37 @@ static void drain(struct vnic_bench_run *r)
 	}
 }
 
+/*
+ * The workload, over the topology's queue pairs when they are spread (a
+ * host pair per queue pair, each on its queue's cpu), with the sessions or
+ * flows split among them: a queue pair gets none when there are fewer.
+ */
+static int workload_create(struct vnic_bench_run *r)
+{
+	static bool said;
+	struct vnic_topo *t = &r->topo;
+	struct vnic_pkt_pool *pa[VNIC_MAX_QUEUES], *pb[VNIC_MAX_QUEUES];
+	unsigned int n = vnic_topo_host_pools(t, 0, pa);
+	bool rr = r->o->wl == VNIC_WL_RR;
+	unsigned int conns = rr ? r->o->rr.sessions : r->o->st.flows;
+
+	vnic_topo_host_pools(t, 1, pb);
+	if (conns < n) {
+		if (!said && !r->o->quiet)
+			fprintf(stderr, "vnic bench: --queues %u: %u %s%s use%s %u queue pair%s: "
+				"--%s %u or more spread over all\n", n, conns,
+				rr ? "session" : "flow", conns == 1 ? "" : "s", conns == 1 ? "s" : "",
+				conns, conns == 1 ? "" : "s", rr ? "sessions" : "flows", n);
+		said = true;
+		n = conns ? conns : 1;
+	}
+	if (rr)
+		return vnic_rr_create_queues(&r->rr, n, vnic_topo_netdev(t, 0), pa,
+					     vnic_topo_netdev(t, 1), pb, &r->o->rr);
+	return vnic_stream_create_queues(&r->st, n, vnic_topo_netdev(t, 0), pa,
+					 vnic_topo_netdev(t, 1), pb, &r->o->st);
+}
+
 int vnic_bench_run(struct vnic_bench_run *r)
 {
 	struct vnic_topo_config tc = r->o->topo;
@@ -564,12 +632,7 @@ int vnic_bench_run(struct vnic_bench_run *r)
 			fprintf(stderr, "vnic bench: building the topology: %s\n", strerror(-err));
 		return err;
 	}
-	if (r->o->wl == VNIC_WL_RR)
-		err = vnic_rr_create(&r->rr, vnic_topo_netdev(t, 0), &t->host_pool[0],
-				     vnic_topo_netdev(t, 1), &t->host_pool[1], &r->o->rr);
-	else
-		err = vnic_stream_create(&r->st, vnic_topo_netdev(t, 0), &t->host_pool[0],
-					 vnic_topo_netdev(t, 1), &t->host_pool[1], &r->o->st);
+	err = workload_create(r);
 	if (err) {
 		fprintf(stderr, "vnic bench: creating the workload: %s\n", strerror(-err));
 		goto out;
@@ -618,6 +681,9 @@ int vnic_bench_run(struct vnic_bench_run *r)
 		vnic_stream_stop(r->st);
 	drain(r);
 	r->close_err = vnic_topo_stop(t);
+	/* the threads are stopped: the latency of every queue pair in one histogram */
+	if (r->rr)
+		vnic_rr_gather(r->rr);
 	r->pools_full = vnic_drv_pools_full(t->drv[0]) && vnic_drv_pools_full(t->drv[1]);
 	/* Every frame the cable carried is in the file before the report counts them. */
 	vnic_pcap_stop(r->pcap);

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * The embedded topology of `vnic bench`: two vNICs back to back on the
- * in-process cable, one cpu thread per side.
+ * in-process cable, one cpu thread per side; with --queues N a cpu thread
+ * per queue pair of both vNICs instead, as `vnic link --queues N` runs.
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_SET */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 
@@ -60,6 +62,120 @@ static struct vnic_cpu *side_cpu(struct vnic_topo *t, unsigned int s)
 	return &t->cpu[t->cfg.threads == 1 ? 0 : s];
 }
 
+unsigned int vnic_topo_queue_layout(const struct vnic_topo_config *cfg, const char *one_wire,
+				    const char **why)
+{
+	unsigned int n = cfg->drv.tx_queues;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	*why = NULL;
+	if (n < 2)
+		return 0;
+	if (one_wire)
+		*why = one_wire;
+	else if (cfg->threads < 2)
+		*why = "--threads 1 runs both sides on one thread";
+	else if (cfg->drv.rx_queues != n)
+		*why = "as many rx queues as tx queues are needed";
+	else if (cfg->dev.max_tx_queues < n || cfg->dev.max_rx_queues < n)
+		*why = "the device grants fewer queues (--dev-queues)";
+	else if (cfg->drv.tx_reclaim == VNIC_DRV_RECLAIM_NAPI)
+		*why = "--tx-reclaim napi reclaims a tx queue on another queue's cpu";
+	else if (cpus > 0 && n > (unsigned long)cpus)
+		*why = "more queue pairs than cpus";
+	return *why ? 0 : n;
+}
+
+const char *vnic_topo_queue_cpu_name(unsigned int q)
+{
+	static const char *const names[VNIC_MAX_QUEUES] = {
+		"q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7",
+		"q8", "q9", "q10", "q11", "q12", "q13", "q14", "q15",
+	};
+
+	return q < VNIC_MAX_QUEUES ? names[q] : "q?";
+}
+
+/*
+ * --queues N: the per-queue layout where every piece has a queue per
+ * pair, else the sides' threads, and one line saying why (once a process:
+ * --repeat and --compare build the topology again for every round).
+ */
+static unsigned int queue_layout(const struct vnic_topo_config *cfg)
+{
+	static bool said;
+	const char *one_wire = NULL, *why;
+	unsigned int n;
+
+	if (cfg->split)
+		one_wire = "--split has the devices and a cable of one ring pair in the server";
+	else if (cfg->wrap_wire)
+		one_wire = "--pcap captures one wire, not one per queue pair";
+	n = vnic_topo_queue_layout(cfg, one_wire, &why);
+	if (why && !said) {
+		fprintf(stderr, "vnic: --queues %u: the queue pairs stay on the sides' threads: %s\n",
+			cfg->drv.tx_queues, why);
+		said = true;
+	}
+	return n;
+}
+
+/* The cpus of queue pairs 2 and up (0 and 1 are the sides'), as the sides' are set up. */
+static int extra_cpus(struct vnic_topo *t)
+{
+	int err;
+
+	t->qcpu[0] = &t->cpu[0];
+	t->qcpu[1] = &t->cpu[1];
+	for (unsigned int q = VNIC_TOPO_SIDES; q < t->spread; q++) {
+		struct vnic_cpu *c = &t->extra_cpu[t->nextra];
+
+		err = vnic_cpu_init(c, vnic_topo_queue_cpu_name(q), t->cfg.busy_poll_ns);
+		if (err)
+			return err;
+		t->nextra++;
+		vnic_cpu_set_spin(c, t->cfg.spin);
+		if (t->cfg.spinners < t->cfg.threads)
+			vnic_cpu_set_spin_group(c, &t->spin_group);
+		t->qcpu[q] = c;
+	}
+	return 0;
+}
+
+unsigned int vnic_topo_host_pools(struct vnic_topo *t, unsigned int s,
+				  struct vnic_pkt_pool *pools[VNIC_MAX_QUEUES])
+{
+	pools[0] = &t->host_pool[s];
+	for (unsigned int q = 1; q < t->spread; q++)
+		pools[q] = &t->qpool[s][q];
+	return t->spread ? t->spread : 1;
+}
+
+/*
+ * spread: a host pool per queue pair, since a pool is used on one cpu (the
+ * host allocates from it, xmit frees into it on the tx cpu), each offered
+ * to its own tx queue for --tx-buf map.
+ */
+static int queue_pools(struct vnic_topo *t, unsigned int s)
+{
+	struct vnic_netdev *nd = vnic_drv_netdev(t->drv[s]);
+	int err;
+
+	for (unsigned int q = 1; q < t->spread; q++) {
+		err = vnic_pkt_pool_init(&t->qpool[s][q], t->cfg.host_pkts, t->cfg.host_buf_size,
+					 128);
+		if (err)
+			return err;
+	}
+	for (unsigned int q = 0; q < nd->num_tx_queues && q < VNIC_MAX_QUEUES; q++) {
+		err = vnic_netdev_tx_pool(nd, q, q && q < t->spread ? &t->qpool[s][q]
+								     : &t->host_pool[s]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* The driver's side of the vNIC and its host's pool: the same in both layouts. */
 static int create_drv(struct vnic_topo *t, unsigned int s)
 {
@@ -67,6 +183,8 @@ static int create_drv(struct vnic_topo *t, unsigned int s)
 	int err;
 
 	dcfg.cpu = side_cpu(t, s);
+	for (unsigned int q = 0; q < t->spread; q++)
+		dcfg.queue_cpu[q] = t->qcpu[q];
 	dcfg.name = s ? "vnic-b" : "vnic-a";
 	/* a standing server on a switch gave each side a MAC of its own among its clients */
 	if (t->split.has_mac)
@@ -85,6 +203,8 @@ static int create_drv(struct vnic_topo *t, unsigned int s)
 	 */
 	if (t->cfg.split)
 		return 0;
+	if (t->spread)
+		return queue_pools(t, s);
 	return vnic_topo_tx_pools(vnic_drv_netdev(t->drv[s]), &t->host_pool[s]);
 }
 
@@ -127,6 +247,15 @@ static int create_side(struct vnic_topo *t, unsigned int s)
 		return err;
 	vcfg.fault = t->cfg.fault;
 	vcfg.fault.seed = t->cfg.fault.seed * 2 + s;
+	if (t->spread) {
+		/* queue pair q on cpu q and on cable ring q: device B's rx queue q is A's tx queue q */
+		vcfg.max_tx_queues = vcfg.max_rx_queues = t->spread;
+		for (unsigned int q = 0; q < t->spread; q++) {
+			vcfg.queue_cpu[q] = t->qcpu[q];
+			if (q)
+				vcfg.queue_wire[q] = vnic_cable_queue_end(t->cable, s, q);
+		}
+	}
 	err = vnic_dev_create(&t->dev[s], t->hv[s], wire, side_cpu(t, s), &vcfg);
 	if (err)
 		return err;
@@ -256,6 +385,14 @@ int vnic_topo_create(struct vnic_topo *t, const struct vnic_topo_config *cfg)
 		if (err)
 			goto err_destroy;
 	}
+	t->spread = queue_layout(&t->cfg);
+	if (t->spread) {
+		err = extra_cpus(t);
+		if (err)
+			goto err_destroy;
+	}
+	/* spread: a ring pair per queue pair */
+	t->cfg.cable.queues = t->spread ? t->spread : 1;
 	if (t->cfg.split) {
 		err = create_split(t);
 		if (err)
@@ -317,6 +454,11 @@ int vnic_topo_start(struct vnic_topo *t)
 			goto err_stop;
 		t->started = true;
 	}
+	for (s = 0; s < t->nextra; s++) {
+		err = vnic_cpu_start(&t->extra_cpu[s]);
+		if (err)
+			goto err_stop;
+	}
 	if (placed(t))
 		vnic_place_start(&t->place);
 	for (s = 0; s < VNIC_TOPO_SIDES; s++) {
@@ -361,6 +503,8 @@ int vnic_topo_stop(struct vnic_topo *t)
 	}
 	for (s = 0; s < VNIC_TOPO_SIDES; s++)
 		vnic_cpu_stop(&t->cpu[s]);
+	for (s = 0; s < t->nextra; s++)
+		vnic_cpu_stop(&t->extra_cpu[s]);
 	/* the threads are gone: nothing is left to place (the counters stay) */
 	t->place.on = false;
 	t->started = false;
@@ -385,12 +529,17 @@ void vnic_topo_destroy(struct vnic_topo *t)
 			vnic_hv_destroy(t->hv[s]);
 		if (t->host_pool[s].count)
 			vnic_pkt_pool_fini(&t->host_pool[s]);
+		for (unsigned int q = 1; q < VNIC_MAX_QUEUES; q++)
+			if (t->qpool[s][q].count)
+				vnic_pkt_pool_fini(&t->qpool[s][q]);
 	}
 	if (t->cable)
 		vnic_cable_destroy(t->cable);
 	for (s = 0; s < VNIC_TOPO_SIDES; s++)
 		if (t->cpu[s].name)
 			vnic_cpu_fini(&t->cpu[s]);
+	for (s = 0; s < t->nextra; s++)
+		vnic_cpu_fini(&t->extra_cpu[s]);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -503,6 +652,39 @@ unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int di
 	return add_prefixed(out, max, at, dir ? "cable.ba_" : "cable.ab_", tmp, n);
 }
 
+unsigned int vnic_counters_cable_rings(const struct vnic_cable *cable, struct vnic_counter *out,
+				       unsigned int max, unsigned int at)
+{
+	struct vnic_cable_cfg cfg;
+	char prefix[32];
+
+	vnic_cable_config_get(cable, &cfg);
+	for (unsigned int q = 0; cfg.queues > 1 && q < cfg.queues; q++) {
+		for (unsigned int dir = 0; dir < 2; dir++) {
+			struct vnic_cable_stats cs;
+			unsigned int n = 0;
+
+			vnic_cable_queue_stats(cable, dir, q, &cs);
+#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs.f
+			CS(tx_frames);
+			CS(tx_bytes);
+			CS(rx_frames);
+			CS(drop_mtu);
+			CS(drop_loss);
+			CS(reordered);
+			CS(corrupted);
+			CS(tx_full);
+			CS(notifies);
+			CS(tx_super);
+			CS(drop_super);
+#undef CS
+			snprintf(prefix, sizeof(prefix), "cable.ring%u.%s_", q, dir ? "ba" : "ab");
+			at = add_prefixed(out, max, at, prefix, tmp, n);
+		}
+	}
+	return at;
+}
+
 unsigned int vnic_counters_cpu(const struct vnic_cpu *cpu, const char *prefix,
 			       struct vnic_counter *out, unsigned int max, unsigned int at)
 {
@@ -546,6 +728,12 @@ unsigned int vnic_topo_counters(const struct vnic_topo *t, struct vnic_counter *
 			at = vnic_counters_cable(t->cable, s, out, max, at);
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
 		at = vnic_counters_cpu(&t->cpu[s], prefix, out, max, at);
+	}
+	if (t->cable)
+		at = vnic_counters_cable_rings(t->cable, out, max, at);
+	for (s = 0; s < t->nextra; s++) {
+		snprintf(prefix, sizeof(prefix), "cpu_%s.", t->extra_cpu[s].name);
+		at = vnic_counters_cpu(&t->extra_cpu[s], prefix, out, max, at);
 	}
 	at = add_prefixed(out, max, at, "place.", tmp,
 			  vnic_place_counters(&t->place, tmp, COUNTERS_PER_OBJECT));

@@ -4,6 +4,8 @@
  *
  *   cpu a: host A -> driver A -> hv A -> device A ==cable== device B -> hv B -> driver B -> host B :cpu b
  *
+ * and with --queues 2 (test_two_queues*) queue pair q of both on cpu q.
+ *
  * Each test runs rr or stream for a fraction of a second under one policy
  * value and checks what must hold whatever the speed: no payload error,
  * counters that add up across the layers, the path counters the policy
@@ -419,6 +421,75 @@ static void test_tx_reclaim_modes(void **state)
 	}
 }
 
+/* Whether the topology has a counter of that name at all (a zero one included). */
+static bool has_ctr(const struct run *x, const char *name)
+{
+	static struct vnic_counter all[8192];
+	unsigned int n = vnic_topo_counters(&x->r.topo, all, 8192);
+
+	return vnic_counter_find(all, n < 8192 ? n : 8192, name) != NULL;
+}
+
+/* Both queue pairs carried packets both ways: A's and B's tx queues, A's and B's rx queues. */
+static void check_both_queues(const struct run *x)
+{
+	assert_int_equal(ctr(x, "drv_a.neg_tx_queues"), 2);
+	assert_int_equal(ctr(x, "drv_a.neg_rx_queues"), 2);
+	for (unsigned int q = 0; q < 2; q++) {
+		for (unsigned int s = 0; s < 2; s++) {
+			const char *drv = s ? "drv_b" : "drv_a";
+
+			assert_true(ctr(x, "%s.tx%u_direct_packets", drv, q) +
+					    ctr(x, "%s.tx%u_batched_packets", drv, q) > 0);
+			assert_true(ctr(x, "%s.rx%u_packets", drv, q) > 0);
+		}
+	}
+}
+
+/*
+ * --queues 2 spread (two cpus at least): queue pair q of both vNICs on
+ * thread q, over cable ring pair q, a host pair of the workload on each.
+ */
+static void check_spread(const struct run *x)
+{
+	assert_int_equal(x->r.topo.spread, 2);
+	check_both_queues(x);
+	for (unsigned int d = 0; d < 2; d++) {
+		const char *dir = d ? "ba" : "ab";
+		uint64_t sum = 0;
+
+		for (unsigned int q = 0; q < 2; q++) {
+			uint64_t tx = ctr(x, "cable.ring%u.%s_tx_frames", q, dir);
+
+			/* each ring pair carried frames each way, and arrived whole */
+			assert_true(tx > 0);
+			assert_int_equal(ctr(x, "cable.ring%u.%s_rx_frames", q, dir), tx);
+			sum += tx;
+		}
+		/* the sums stay, and are the rings' */
+		assert_int_equal(ctr(x, "cable.%s_tx_frames", dir), sum);
+	}
+	/*
+	 * Both threads ran queues: a control poll parks the queue cpu that is
+	 * not its own, which a side whose queues all share its thread never does.
+	 */
+	assert_true(ctr(x, "drv_a.parks") > 0);
+	assert_true(ctr(x, "drv_b.parks") > 0);
+	assert_true(ctr(x, "dev_a.parks") > 0);
+	assert_true(ctr(x, "dev_b.parks") > 0);
+	assert_true(ctr(x, "cpu_a.work_ns") > 0);
+	assert_true(ctr(x, "cpu_b.work_ns") > 0);
+	/* every frame on a ring went to its own rx queue */
+	assert_int_equal(ctr(x, "dev_a.rx_drop_bad_queue"), 0);
+	assert_int_equal(ctr(x, "dev_b.rx_drop_bad_queue"), 0);
+	assert_int_equal(x->r.res.err.rx_overflow, 0);
+}
+
+static bool two_cpus(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
 static void test_two_queues(void **state)
 {
 	struct run *x = run_new(VNIC_WL_RR);
@@ -428,14 +499,50 @@ static void test_two_queues(void **state)
 	x->o.topo.drv.tx_queues = x->o.topo.drv.rx_queues = 2;
 	run_go(x);
 	check_clean(x);
-	assert_int_equal(ctr(x, "drv_a.neg_tx_queues"), 2);
-	assert_int_equal(ctr(x, "drv_a.neg_rx_queues"), 2);
-	/* Flows are spread by their hash: both queues carry traffic both ways. */
-	for (unsigned int q = 0; q < 2; q++) {
-		assert_true(ctr(x, "drv_a.tx%u_direct_packets", q) +
-				    ctr(x, "drv_a.tx%u_batched_packets", q) > 0);
-		assert_true(ctr(x, "drv_b.rx%u_packets", q) > 0);
-	}
+	if (two_cpus())
+		check_spread(x);
+	else
+		check_both_queues(x);
+	/* the latency of both queue pairs' sessions, gathered (and of those the drain completed) */
+	assert_non_null(x->r.res.latency);
+	assert_true(x->r.res.latency->count >= x->r.res.transactions);
+	run_free(x);
+}
+
+static void test_two_queues_stream(void **state)
+{
+	struct run *x = run_new(VNIC_WL_STREAM);
+
+	(void)state;
+	if (!two_cpus())
+		skip();
+	x->o.st.flows = 4;
+	x->o.topo.drv.tx_queues = x->o.topo.drv.rx_queues = 2;
+	run_go(x);
+	check_clean(x);
+	check_spread(x);
+	run_free(x);
+}
+
+/*
+ * --queues 2 --threads 1: the queues stay on the one thread, the cable has
+ * one ring pair (no ring counters) and the flows are hashed over the queues.
+ */
+static void test_two_queues_one_thread(void **state)
+{
+	struct run *x = run_new(VNIC_WL_RR);
+
+	(void)state;
+	x->o.rr.sessions = 32;
+	x->o.topo.threads = 1;
+	x->o.topo.drv.tx_queues = x->o.topo.drv.rx_queues = 2;
+	run_go(x);
+	check_clean(x);
+	assert_int_equal(x->r.topo.spread, 0);
+	check_both_queues(x);
+	assert_false(has_ctr(x, "cable.ring0.ab_tx_frames"));
+	assert_true(has_ctr(x, "cable.ab_tx_frames"));
+	assert_int_equal(ctr(x, "drv_a.parks"), 0);
 	run_free(x);
 }
 
@@ -478,6 +585,8 @@ int main(void)
 		cmocka_unit_test(test_rx_deliver_modes),
 		cmocka_unit_test(test_tx_reclaim_modes),
 		cmocka_unit_test(test_two_queues),
+		cmocka_unit_test(test_two_queues_stream),
+		cmocka_unit_test(test_two_queues_one_thread),
 		cmocka_unit_test(test_stream_through_loss_and_reordering),
 	};
 
