@@ -1390,7 +1390,9 @@ static unsigned int add_prefixed(struct vnic_counter *out, unsigned int max, uns
 
 /*
  * This process's counters, prefixed by where they live ("drv_a.", "hv_a.",
- * "dev_b.", "tap_a.", "cpu_a.", "cable.ab_", or "wire." for the backing
+ * "dev_b.", "tap_a.", "cpu_a." and with --queues N "cpu_q2." for the thread
+ * of queue pair 2, "cable.ab_" and per ring pair "cable.ring1.ab_", or
+ * "wire." for the backing
  * wire; "link." for link's own, "pcap." for the capture, "split." for the
  * way back to a standing server).
  */
@@ -1424,6 +1426,12 @@ static unsigned int local_counters(const struct link *l, struct vnic_counter *ou
 			continue;
 		n = vnic_cpu_counters(c, tmp, tmax);
 		snprintf(prefix, sizeof(prefix), "cpu_%s.", side_name[s]);
+		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
+	}
+	/* --queues N: the threads of queue pairs 2 and up, by their names ("cpu_q2.") */
+	for (unsigned int i = 0; i < l->nextra; i++) {
+		n = vnic_cpu_counters(&l->extra_cpu[i], tmp, tmax);
+		snprintf(prefix, sizeof(prefix), "cpu_%s.", l->extra_cpu[i].name);
 		at = add_prefixed(out, max, at, prefix, tmp, n < tmax ? n : tmax);
 	}
 	n = 0;
@@ -1461,6 +1469,8 @@ static unsigned int local_counters(const struct link *l, struct vnic_counter *ou
 #undef CS
 			at = add_prefixed(out, max, at, prefix, tmp, n);
 		}
+		/* --queues N: each ring pair's too, "cable.ring1.ab_tx_frames" */
+		at = vnic_counters_cable_rings(l->cable, out, max, at);
 	}
 	return vnic_split_client_counters(&l->split, out, max, at);
 }
@@ -1583,7 +1593,12 @@ struct totals {
 
 static bool is_drop(const char *name)
 {
-	/* Reason counters ("_drop_<reason>", "drop_mtu") and the ring's "kernel_drops". */
+	/*
+	 * Reason counters ("_drop_<reason>", "drop_mtu") and the ring's
+	 * "kernel_drops"; not a cable ring's own, which its sums count already.
+	 */
+	if (!strncmp(name, "cable.ring", 10))
+		return false;
 	return strstr(name, "drop_") || strstr(name, "_drops");
 }
 
