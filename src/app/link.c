@@ -1727,10 +1727,11 @@ static void print_ready(const struct link *l)
 	for (unsigned int s = 0; s < l->nsides; s++) {
 		const struct link_side *sd = &l->side[s];
 
-		fprintf(f, "vnic link: %s: namespace %s%s, %s (ifindex %d), MTU %u, %u queue(s), "
-			"%s/%u %s/%u\n",
+		fprintf(f, "vnic link: %s: namespace %s%s, %s (ifindex %d), MTU %u, MAC %s, "
+			"%u queue(s), %s/%u %s/%u\n",
 			side_name[s], sd->ns, sd->ns_created ? " (created)" : "", l->o->ifname,
 			sd->ifindex, vnic_drv_netdev(sd->drv)->mtu,
+			mac_str(vnic_drv_netdev(sd->drv)->mac, m[s]),
 			vnic_drv_netdev(sd->drv)->num_tx_queues,
 			sd->has4 ? vnic_nl_addr_str(&sd->a4, b4, sizeof(b4)) : "-",
 			sd->has4 ? sd->a4.prefix : 0,
@@ -1804,7 +1805,7 @@ static void report_text(const struct link *l, double secs, const struct totals *
 static void report_json(const struct link *l, double secs, const struct totals *cur,
 			const struct vnic_counter *all, unsigned int n)
 {
-	char buf[INET6_ADDRSTRLEN];
+	char buf[INET6_ADDRSTRLEN], mac[18];
 	struct vnic_json j;
 	struct vnic_kv kv[16];
 	unsigned int np = vnic_topo_policies(&l->o->topo, kv, 16);
@@ -1822,6 +1823,8 @@ static void report_json(const struct link *l, double secs, const struct totals *
 		vnic_json_bool(&j, "created", sd->ns_created);
 		vnic_json_str(&j, "ifname", l->o->ifname);
 		vnic_json_u64(&j, "mtu", vnic_drv_netdev(sd->drv)->mtu);
+		/* the vNIC's station address, which the TAP takes too */
+		vnic_json_str(&j, "mac", mac_str(vnic_drv_netdev(sd->drv)->mac, mac));
 		vnic_json_u64(&j, "queues", vnic_drv_netdev(sd->drv)->num_tx_queues);
 		if (sd->has4)
 			vnic_json_str(&j, "addr4", vnic_nl_addr_str(&sd->a4, buf, sizeof(buf)));

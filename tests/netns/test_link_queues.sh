@@ -61,6 +61,8 @@ make_blob 64
 
 check "vnic link --queues 2 comes up" link_pair --quiet --queues 2 || exit 1
 check "two queues negotiated, each side" test "$(grep -c ", 2 queue(s)," "$WORK/link.out")" -eq 2
+check "each side's line names its vNIC's MAC, a's and b's apart" \
+	test "$(grep -oE "MAC 02:76:6e:([0-9a-f]{2}:){2}0[ab]," "$WORK/link.out" | sort -u | wc -l)" -eq 2
 iperf_server "$NB"
 check "iperf3 4 streams a -> b use both of A's tx and B's rx queues" streams4
 check "iperf3 4 streams b -> a use both of B's tx and A's rx queues" streams4 -R
