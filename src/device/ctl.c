@@ -692,14 +692,19 @@ static int login_rsp_write(struct vnic_dev *dev, uint64_t rsp_ioba, uint32_t nee
  * with that read. A new login step needs a new session: the driver's INIT
  * takes the device out of LOGGED_IN (handle_init), and only then is its
  * response buffer ours to write again. A login naming other rings is not
- * a repeat, and is refused.
+ * a repeat, and is refused; so is one naming another response buffer,
+ * which would wait for a response that is never written there.
  */
 static uint8_t login_again(struct vnic_dev *dev, const uint32_t *txcomp, uint32_t ntx,
-			   const uint32_t *rxcomp, uint32_t nrx)
+			   const uint32_t *rxcomp, uint32_t nrx, uint64_t rsp_ioba,
+			   uint32_t rsp_len)
 {
 	if (memcmp(txcomp, dev->login_txcomp, ntx * sizeof(*txcomp)) ||
-	    memcmp(rxcomp, dev->login_rxcomp, nrx * sizeof(*rxcomp)))
+	    memcmp(rxcomp, dev->login_rxcomp, nrx * sizeof(*rxcomp)) ||
+	    rsp_ioba != dev->login_rsp_ioba || rsp_len != dev->login_rsp_len) {
+		vnic_ctr_inc(&dev->ctl_st.login_conflicts);
 		return VNIC_RC_INVALIDSTATE;
+	}
 	vnic_ctr_inc(&dev->ctl_st.dup_logins);
 	return VNIC_RC_SUCCESS;
 }
@@ -745,13 +750,15 @@ static uint8_t cmd_login(struct vnic_dev *dev, struct vnic_crq *rsp)
 	if (rsp_ioba >= VNIC_IOBA_LIMIT || !vnic_hv_dma_translate(dev->hv, rsp_ioba, need))
 		return VNIC_RC_INVALIDIOBA;
 	if (again)
-		return login_again(dev, txcomp, ntx, rxcomp, nrx);
+		return login_again(dev, txcomp, ntx, rxcomp, nrx, rsp_ioba, rsp_len);
 
 	vnic_ctr_set32(&dev->rx_buf_size, rx_buf_size_of(dev));
 	if (queues_alloc(dev, txcomp, rxcomp))
 		return VNIC_RC_NOMEMORY;
 	memcpy(dev->login_txcomp, txcomp, ntx * sizeof(*txcomp));
 	memcpy(dev->login_rxcomp, rxcomp, nrx * sizeof(*rxcomp));
+	dev->login_rsp_ioba = rsp_ioba;
+	dev->login_rsp_len = rsp_len;
 	if (login_rsp_write(dev, rsp_ioba, need)) {
 		queues_free(dev);
 		return VNIC_RC_INVALIDIOBA;

@@ -577,6 +577,7 @@ unsigned int vnic_dev_counters(const struct vnic_dev *dev, struct vnic_counter *
 	put(&s, vnic_ctr_read(&c->resets), "ctl_resets");
 	put(&s, vnic_ctr_read(&c->dup_maps), "ctl_dup_maps");
 	put(&s, vnic_ctr_read(&c->dup_logins), "ctl_dup_logins");
+	put(&s, vnic_ctr_read(&c->login_conflicts), "ctl_login_conflicts");
 	put(&s, vnic_ctr_read(&c->hdr_mask_changes), "ctl_hdr_mask_changes");
 	put(&s, vnic_ctr_read(&dev->fault.st.resets), "fault_resets");
 	put(&s, vnic_ctr_read(&dev->fault.st.failovers), "fault_failovers");

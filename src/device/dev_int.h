@@ -213,6 +213,7 @@ struct dev_ctl_stats {
 	uint64_t resets;	   /* queues and maps torn down */
 	uint64_t dup_maps;	   /* REQUEST_MAP of a map already in place, answered again */
 	uint64_t dup_logins;	   /* LOGIN repeated while logged in, answered again */
+	uint64_t login_conflicts;  /* LOGIN while logged in naming other rings or response buffer */
 	uint64_t hdr_mask_changes; /* vnic_dev_set: a new mask, the driver made to renegotiate */
 };
 
@@ -335,8 +336,13 @@ struct vnic_dev {
 	struct vnic_crq outbox[CTL_OUTBOX];
 	uint32_t ob_head, ob_tail;
 	uint64_t desc_req; /* TX_RX_DESC_REQ number announced (vnic_ctr_store: counters) */
-	/* the login in force: a repeated LOGIN naming the same rings is answered again */
+	/*
+	 * The login in force: a repeated LOGIN naming the same rings and the
+	 * same response buffer is answered again; the response is in that buffer.
+	 */
 	uint32_t login_txcomp[VNIC_MAX_QUEUES], login_rxcomp[VNIC_MAX_QUEUES];
+	uint64_t login_rsp_ioba;
+	uint32_t login_rsp_len;
 
 	/* negotiated (requested and granted) */
 	uint32_t req_tx_queues, req_rx_queues;

@@ -240,7 +240,9 @@ void vnic_dev_destroy(struct vnic_dev *dev);
  * unsupportedoption), ctl_inits, ctl_xport_events, ctl_ignored,
  * ctl_rsp_busy, ctl_rsp_lost, ctl_resets, ctl_dup_maps, ctl_dup_logins
  * (a command the device had done already, answered again: a retry or a
- * duplicate). Faults: fault_resets, fault_failovers, fault_err_inds,
+ * duplicate), ctl_login_conflicts (a LOGIN while logged in naming other
+ * rings or another response buffer: INVALIDSTATE).
+ * Faults: fault_resets, fault_failovers, fault_err_inds,
  * fault_err_inds_fatal, fault_link_flaps, halted (1 after a fatal error
  * until the next INIT), phys_link_up. Negotiated: state (0 closed,
  * 1 init done, 2 negotiating, 3 logged in), link_up, neg_tx_queues,

@@ -213,10 +213,11 @@ static void test_login_again_keeps_rsp(void **state)
 	assert_int_equal(login_again(e, len), VNIC_RC_SUCCESS);
 	assert_true(rsp_buf_is(e, 0xA5));
 	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 2);
-	/* other rings: refused, nothing written */
+	/* other rings: refused, counted, nothing written */
 	e->ctl[H_LOGIN_OFF + sizeof(struct vnic_login_buf) + 2] ^= 0x01;
 	assert_int_equal(login_again(e, len), VNIC_RC_INVALIDSTATE);
 	assert_true(rsp_buf_is(e, 0xA5));
+	assert_int_equal(h_ctr(e, "ctl_login_conflicts"), 1);
 	/* link up: refused, nothing written */
 	len = h_login_build(e);
 	assert_int_equal(h_link(e, VNIC_LINK_UP), VNIC_RC_SUCCESS);
@@ -229,6 +230,56 @@ static void test_login_again_keeps_rsp(void **state)
 	/* a new session (INIT) makes the buffer the device's to write again */
 	h_bringup(e, 2, 2);
 	assert_false(rsp_buf_is(e, 0xA5));
+}
+
+/*
+ * The same rings but another response buffer: not a repeat. Answered
+ * SUCCESS, its driver would wait for a response written nowhere; refused,
+ * and neither buffer is written (docs/PROTOCOL.md section 2, "Lost and
+ * repeated messages").
+ */
+static void test_login_again_other_rsp(void **state)
+{
+	enum { OTHER_OFF = 2048 }; /* in ctl, past the offload buffer */
+	static const struct {
+		const char *name;
+		uint32_t off, len; /* the repeat's response buffer, in ctl */
+	} cases[] = {
+		/* 1 */ {"another ioba", OTHER_OFF, H_LOGIN_RSP_LEN},
+		/* 2 */ {"another length", H_LOGIN_RSP_OFF, H_LOGIN_RSP_LEN - 64},
+		/* 3 */ {"both", OTHER_OFF, H_LOGIN_RSP_LEN - 64},
+		/* 4 */ {"one byte further", H_LOGIN_RSP_OFF + 1, H_LOGIN_RSP_LEN - 1},
+	};
+	struct h_env *e = *state;
+	struct vnic_login_buf *lb = (struct vnic_login_buf *)(e->ctl + H_LOGIN_OFF);
+	uint32_t len;
+	unsigned int i, j;
+
+	h_bringup(e, 2, 2);
+	assert_int_equal(h_link(e, VNIC_LINK_DOWN), VNIC_RC_SUCCESS);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		len = h_login_build(e);
+		vnic_be64_put(&lb->login_rsp_ioba, e->ctl_ioba + cases[i].off);
+		vnic_be32_put(&lb->login_rsp_len, cases[i].len);
+		memset(e->ctl + H_LOGIN_RSP_OFF, 0xA5, H_LOGIN_RSP_LEN);
+		memset(e->ctl + OTHER_OFF, 0x5A, H_LOGIN_RSP_LEN);
+		if (login_again(e, len) != VNIC_RC_INVALIDSTATE)
+			fail_msg("case %u (%s): not refused", i + 1, cases[i].name);
+		if (!rsp_buf_is(e, 0xA5))
+			fail_msg("case %u (%s): the first response buffer written", i + 1,
+				 cases[i].name);
+		for (j = 0; j < H_LOGIN_RSP_LEN; j++)
+			if (e->ctl[OTHER_OFF + j] != 0x5A)
+				fail_msg("case %u (%s): the other buffer written", i + 1,
+					 cases[i].name);
+		assert_int_equal(h_ctr(e, "ctl_login_conflicts"), i + 1);
+	}
+	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 0);
+	/* the first login is still the one in force, and its repeat still a repeat */
+	assert_int_equal(h_ctr(e, "state"), 3);
+	assert_int_equal(login_again(e, h_login_build(e)), VNIC_RC_SUCCESS);
+	assert_int_equal(h_ctr(e, "ctl_dup_logins"), 1);
+	assert_int_equal(h_ctr(e, "ctl_login_conflicts"), 4);
 }
 
 static void test_wrong_state(void **state)
@@ -656,6 +707,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_below_min, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_login_again_keeps_rsp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_login_again_other_rsp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_and_stray, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_login_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_offload, setup, teardown),
