@@ -23,7 +23,10 @@ skip() {
 
 # require WHAT...: skips the test (exit 77, CTest's SKIP_RETURN_CODE) with
 # one line naming what is missing and how to get it. WHAT is root, tun, or a
-# command; PY is set when python3 is asked for. Every netns test opens with it.
+# command; PY is set when python3 is asked for: the interpreter itself, not
+# a version manager's shim in front of it (pyenv's is a shell script that
+# takes half a second or more to start, at every call). Every netns test
+# opens with it.
 require() {
 	local w pkg
 
@@ -46,7 +49,10 @@ require() {
 		esac
 	done
 	case " $* " in
-	*" python3 "*) PY=$(command -v python3) ;;
+	*" python3 "*)
+		PY=$(python3 -c 'import sys; print(sys.executable)') && [ -x "$PY" ] ||
+			{ echo "FAIL: python3 does not say where its interpreter is"; exit 1; }
+		;;
 	esac
 }
 

@@ -49,9 +49,6 @@ VNIC=${1:?usage: test_link.sh PATH/TO/vnic}
 
 require root tun ip ping iperf3 python3
 netns_setup netns
-# The interpreter itself, not a version manager's shim in front of it (pyenv's
-# is a shell script that takes half a second or more to start).
-PY=$("$PY" -c 'import sys; print(sys.executable)') || exit 1
 NA=vnt-a-$$
 NB=vnt-b-$$
 NC=vnt-c-$$
