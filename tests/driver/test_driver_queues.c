@@ -23,11 +23,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "drv_env.h"
+#include "support.h"
 
 /*
  * TSan runs each packet some ten times slower, on a machine shared with other
@@ -157,13 +157,6 @@ static void b_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned
 /* b needs no word of its sends: tx_done and tx_wake stay NULL. */
 static const struct vnic_host_ops b_ops = {.rx = b_rx};
 
-static void nap(void)
-{
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
 static bool all_completed(void)
 {
 	for (unsigned int q = 0; q < NQ; q++)
@@ -179,7 +172,7 @@ static void wait_settled(void)
 	unsigned int still = 0, i;
 
 	for (i = 0; i < 5000 && still < 100; i++) {
-		nap();
+		vnic_test_nap_us(1000);
 		now = atomic_load(&rcv.ok) + atomic_load(&rcv.bad);
 		still = now == last ? still + 1 : 0;
 		last = now;
@@ -277,7 +270,7 @@ static void run(bool crossed, bool dev_queues)
 
 	for (unsigned int ms = 0; !all_completed(); ms++) {
 		assert_true(ms < 120000);
-		nap();
+		vnic_test_nap_us(1000);
 		if (ms % 10)
 			continue;
 		switch (turn++ % 4) {
@@ -423,7 +416,7 @@ static void test_one_cpu_never_parks(void **state)
 		assert_int_equal(vnic_drv_counter(e.s[0].drv, "reset_done", &v), 0);
 		if (v == 1)
 			break;
-		nap();
+		vnic_test_nap_us(1000);
 	}
 	assert_int_equal(env_close(&e, 0), 0);
 	assert_int_equal(env_close(&e, 1), 0);

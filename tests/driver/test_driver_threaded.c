@@ -16,11 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "drv_env.h"
+#include "support.h"
 
 enum { PAYLOAD = 300, BURST = 8 };
 
@@ -140,20 +140,13 @@ static void b_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned
 /* b needs no word of its sends: tx_done and tx_wake stay NULL. */
 static const struct vnic_host_ops b_ops = {.rx = b_rx};
 
-static void nap(void)
-{
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
 /* Waits for cond(ctx) in 1 ms naps, at most ms milliseconds. */
 static bool wait_for(bool (*cond)(void *), void *ctx, unsigned int ms)
 {
 	while (!cond(ctx)) {
 		if (!ms--)
 			return false;
-		nap();
+		vnic_test_nap_us(1000);
 	}
 	return true;
 }
@@ -177,7 +170,7 @@ static void wait_settled(struct receiver *r)
 	unsigned int still = 0, i;
 
 	for (i = 0; i < 5000 && still < 100; i++) {
-		nap();
+		vnic_test_nap_us(1000);
 		now = atomic_load(&r->ok) + atomic_load(&r->bad);
 		still = now == last ? still + 1 : 0;
 		last = now;
@@ -368,7 +361,7 @@ static void test_threaded_resets(void **state)
 
 	for (unsigned int ms = 0; !all_completed(&b); ms++) {
 		assert_true(ms < 60000);
-		nap();
+		vnic_test_nap_us(1000);
 		if (ms % 10)
 			continue;
 		switch (turn++ % 6) {

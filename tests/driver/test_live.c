@@ -21,11 +21,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "drv_env.h"
+#include "support.h"
 
 enum { PAYLOAD = 600, WAIT_MS = 20000 };
 
@@ -164,17 +164,10 @@ static void b_rx(void *ctx, unsigned int queue, struct vnic_pkt **pkts, unsigned
 /* b needs no word of its sends: tx_done and tx_wake stay NULL. */
 static const struct vnic_host_ops b_ops = {.rx = b_rx};
 
-static void nap(void)
-{
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = 1000000};
-
-	nanosleep(&ts, NULL);
-}
-
 static void sleep_ms(unsigned int ms)
 {
 	while (ms--)
-		nap();
+		vnic_test_nap_us(1000);
 }
 
 /* Side i's driver counter reaches at least target within WAIT_MS. */
@@ -184,7 +177,7 @@ static void wait_drv(struct env *e, unsigned int side, const char *name, uint64_
 		if (ms == WAIT_MS)
 			fail_msg("drv %u %s stayed below %llu", side, name,
 				 (unsigned long long)target);
-		nap();
+		vnic_test_nap_us(1000);
 	}
 }
 
@@ -194,7 +187,7 @@ static void wait_dev(struct env *e, unsigned int side, const char *name, uint64_
 		if (ms == WAIT_MS)
 			fail_msg("dev %u %s stayed below %llu", side, name,
 				 (unsigned long long)target);
-		nap();
+		vnic_test_nap_us(1000);
 	}
 }
 
@@ -249,11 +242,11 @@ static void finish(struct env *e)
 	vnic_poller_schedule(&s.poller);
 	for (ms = 0; !all_completed() || atomic_load(&s.has_pending); ms++) {
 		assert_true(ms < WAIT_MS);
-		nap();
+		vnic_test_nap_us(1000);
 	}
 	last = atomic_load(&r.ok) + atomic_load(&r.bad);
 	for (ms = 0; ms < 5000 && still < 100; ms++) {
-		nap();
+		vnic_test_nap_us(1000);
 		now = atomic_load(&r.ok) + atomic_load(&r.bad);
 		still = now == last ? still + 1 : 0;
 		last = now;
@@ -489,7 +482,7 @@ static void test_live_cable(void **state)
 	assert_int_equal(vnic_cable_set(e.v.cable, &c), 0);
 	for (unsigned int ms = 0; st.drop_loss < 20; ms++) {
 		assert_true(ms < WAIT_MS);
-		nap();
+		vnic_test_nap_us(1000);
 		vnic_cable_stats(e.v.cable, 0, &st);
 	}
 	vnic_cable_config_get(e.v.cable, &got);
@@ -562,13 +555,13 @@ static void test_live_busy_poll(void **state)
 	assert_int_equal(mode, VNIC_CPU_SPIN_FIXED);
 	for (ms = 0; limit != 30000; ms++) {
 		assert_true(ms < WAIT_MS);
-		nap();
+		vnic_test_nap_us(1000);
 		limit = spin_limit(&e.v.cpu[1]);
 	}
 	vnic_cpu_set_busy_poll(&e.v.cpu[1], 0, VNIC_CPU_SPIN_ADAPTIVE);
 	for (ms = 0; limit != 0; ms++) {
 		assert_true(ms < WAIT_MS);
-		nap();
+		vnic_test_nap_us(1000);
 		limit = spin_limit(&e.v.cpu[1]);
 	}
 	more_traffic(&e, 500);
@@ -685,7 +678,7 @@ static void test_live_faults(void **state)
 		vnic_hv_stats(e.v.hv[0], &hs);
 		if (hs.fault_busy >= 5)
 			break;
-		nap();
+		vnic_test_nap_us(1000);
 	}
 
 	/* refused as it is, nothing changed */

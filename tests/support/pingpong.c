@@ -5,18 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "pingpong.h"
-
-void vnic_test_nap_us(long us)
-{
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000};
-
-	nanosleep(&ts, NULL);
-}
 
 static uint64_t guard_end(void)
 {

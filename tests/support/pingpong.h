@@ -12,10 +12,10 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "support.h"
 
 enum { VNIC_TEST_HANG_GUARD_S = 120 };
 
-void vnic_test_nap_us(long us);
 /* Waits for *flag to become non-zero; false only if the guard expires (a hang). */
 bool vnic_test_wait_flag(_Atomic int *flag);
 /* Waits for *v to reach want; false only if the guard expires. */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Deterministic helpers shared by tests and benchmarks. */
+/* Helpers shared by tests and benchmarks: deterministic data, and a nap. */
 #include "support.h"
+
+#include <time.h>
 
 uint64_t vnic_test_rand_next(uint64_t *state)
 {
@@ -25,4 +27,11 @@ void vnic_test_fill_random(uint64_t *state, void *buf, size_t len)
 		p += n;
 		len -= n;
 	}
+}
+
+void vnic_test_nap_us(long us)
+{
+	struct timespec ts = {.tv_sec = 0, .tv_nsec = us * 1000};
+
+	nanosleep(&ts, NULL);
 }
