@@ -235,10 +235,11 @@ unsigned int vnic_counters_cpu(const struct vnic_cpu *cpu, const char *prefix,
 
 /*
  * Forks the server process on a socketpair, before the client creates
- * anything else; the child serves cfg's devices and cable and exits. 0 or
- * -errno.
+ * anything else; the child serves cfg's devices and cable and exits. With
+ * cable.tso it first raises cfg->drv.rx_entries to VNIC_SPLIT_TSO_RX_ENTRIES
+ * (the drivers are created from cfg after this). 0 or -errno.
  */
-int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg);
+int vnic_split_fork(struct vnic_split *c, struct vnic_topo_config *cfg);
 /*
  * The server's side: attach, build, serve until STOP or EOF. 0 after a STOP,
  * -ECONNRESET when the client's end closed without one, or -errno.
@@ -306,15 +307,23 @@ enum {
 	VNIC_SPLIT_BACKOFF_MIN_MS = 10,		/* reconnect: the first wait, doubled each time */
 	VNIC_SPLIT_BACKOFF_MAX_MS = 500,
 	VNIC_SPLIT_RECONNECT_DEFAULT_S = 30,	/* --reconnect-timeout */
+	/*
+	 * The rx buffers per queue a split run with --cable-tso asks for at
+	 * least (the device grants up to its max_rx_add_entries): a superframe
+	 * needs tens at once, and a driver in another process than its device
+	 * replenishes them late (docs/LINK.md).
+	 */
+	VNIC_SPLIT_TSO_RX_ENTRIES = 2048,
 };
 
 /*
  * Connects to a standing `vnic server` at path instead of forking, takes its
  * greeting and hands it cfg's settings (the server's share of them); then
- * vnic_split_attach as after a fork. 0, or -errno after one line on stderr
- * saying why (no server, refused, timed out, settings refused).
+ * vnic_split_attach as after a fork. cfg's rx ring is raised with cable.tso
+ * as by vnic_split_fork. 0, or -errno after one line on stderr saying why
+ * (no server, refused, timed out, settings refused).
  */
-int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic_topo_config *cfg);
+int vnic_split_connect(struct vnic_split *c, const char *path, struct vnic_topo_config *cfg);
 /*
  * The settings a client sends: "NAME VALUE\n" for each option the server
  * process runs with (vNIC, device, cost and cable groups, --pin excepted),

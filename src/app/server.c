@@ -534,7 +534,23 @@ int vnic_split_serve_client(int sock, const struct vnic_split_switch *sws)
 
 /* --- the client's end ------------------------------------------------------------------ */
 
-int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg)
+/*
+ * --cable-tso with the devices in another process: a superframe takes tens
+ * of rx buffers at once, and the driver that replenishes them runs in the
+ * client, later than a driver on the device's cpu would: with the default
+ * 512 entries per queue superframes waited for buffers three to five times
+ * as often (rxN_lro_buf_waits) as with 2048 asked (1024 granted), and one
+ * that waits out the device's retries (RX_BUF_WAITS, src/device/dev_int.h)
+ * is dropped. The request is raised before the drivers are created; a
+ * larger one is kept (docs/LINK.md, "--cable-tso").
+ */
+static void tso_rx_ring(struct vnic_topo_config *cfg)
+{
+	if (cfg->cable.tso && cfg->drv.rx_entries < VNIC_SPLIT_TSO_RX_ENTRIES)
+		cfg->drv.rx_entries = VNIC_SPLIT_TSO_RX_ENTRIES;
+}
+
+int vnic_split_fork(struct vnic_split *c, struct vnic_topo_config *cfg)
 {
 	int sv[2];
 	pid_t pid;
@@ -542,6 +558,7 @@ int vnic_split_fork(struct vnic_split *c, const struct vnic_topo_config *cfg)
 
 	memset(c, 0, sizeof(*c));
 	c->sock = -1;
+	tso_rx_ring(cfg);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	err = -pthread_mutex_init(&c->lock, NULL);
@@ -704,13 +721,14 @@ err_close:
 	return err;
 }
 
-int vnic_split_connect(struct vnic_split *c, const char *path, const struct vnic_topo_config *cfg)
+int vnic_split_connect(struct vnic_split *c, const char *path, struct vnic_topo_config *cfg)
 {
 	struct sockaddr_un sa;
 	int err;
 
 	memset(c, 0, sizeof(*c));
 	c->sock = -1;
+	tso_rx_ring(cfg);
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "vnic: --server %s: the path is too long for a unix socket\n", path);
 		return -ENAMETOOLONG;

@@ -17,7 +17,8 @@
 # each way whose sha256 matches at the other end, superframes on the cable
 # both ways (cable.ab_tx_super, cable.ba_tx_super) handed up as large receives
 # (drv_b.rx0_lro_packets), none dropped as malformed, and `vnic set NAME
-# cable-tso` refused (the slots are sized at the start).
+# cable-tso` refused (the slots are sized at the start); with --split, given
+# no --rx-entries, the deeper rx ring (docs/LINK.md, "--cable-tso").
 #
 # Usage: test_link_tso.sh PATH/TO/vnic    (root; exit 77 = skipped)
 # Every address is inside namespaces this script creates.
@@ -48,7 +49,7 @@ make_blob 64
 
 for mode in in-process split; do
 	flags=(--cable-tso)
-	[ $mode = split ] && flags+=(--split --rx-entries 2048)
+	[ $mode = split ] && flags+=(--split)
 	check "$mode: vnic link ${flags[*]} comes up" link_pair --quiet "${flags[@]}" || continue
 	iperf_server "$NB"
 	check "$mode: iperf3 TCP a -> b" iperf_tcp "$NA" 10.99.0.2
@@ -62,6 +63,9 @@ for mode in in-process split; do
 	check "$mode: handed up as large receives" ctr_is "$NAME" drv_b.rx0_lro_packets -gt 0
 	check "$mode: none malformed (device)" ctr_is "$NAME" dev_b.rx_drop_bad_super -eq 0
 	check "$mode: none malformed (driver)" ctr_is "$NAME" drv_b.rx0_drop_lro_bad_meta -eq 0
+	# split: the deeper rx ring without --rx-entries (2048 asked, the device's 1024 granted)
+	[ $mode = split ] && check "$mode: 1024 rx buffers per queue" \
+		ctr_is "$NAME" drv_b.neg_rx_entries -eq 1024
 	[ $mode = in-process ] && check "$mode: vnic set cable-tso refused" set_refused
 	check "$mode: stops cleanly" stop_link_reported
 done
