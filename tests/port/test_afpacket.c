@@ -65,6 +65,7 @@
 #include "hv/hv.h"
 #include "pktgen.h"
 #include "port/port.h"
+#include "spin_peek.h"
 #include "work/work.h"
 
 enum { GUARD_NS = 30000000000ull, MTU = 1500 };
@@ -215,63 +216,42 @@ static uint64_t stat_of(struct vnic_wire *w, const char *name)
 	return e ? e->value : 0;
 }
 
-/*
- * A spinning cpu's look at the ring (its spin source), without the cpu:
- * it sees a frame only while the irq is armed, and its hit notifies through
- * the irq's poller. The frame's edge, still queued, is not reported once
- * the frame was taken (epoll asks the socket again): no second
- * notification on an empty ring, and the irq stays armed for the next.
- */
+static void peek_send(int s, uint32_t id)
+{
+	send_raw(s, id, 100);
+}
+
+static void peek_take(struct vnic_wire *w, uint32_t id)
+{
+	take_frames(w, id, 1);
+}
+
+static uint64_t peek_notifies(struct vnic_wire *w)
+{
+	return stat_of(w, "rx_notifies");
+}
+
+/* A spinning cpu's look at the ring, V2 and V3 (tests/port/spin_peek.h). */
 static void test_spin_peek(void **state)
 {
 	struct vnic_afpacket_config c;
-	struct vnic_cpu cpu, *cpus[1] = {&cpu};
-	struct vnic_cpu_spin_src *src;
-	struct note note = {0};
-	struct vnic_wire *w;
-	uint64_t end;
-	int s = raw_on("vb");
+	struct vnic_test_peek t = {
+		.guard_ns = GUARD_NS,
+		.send = peek_send,
+		.take = peek_take,
+		.notifies = peek_notifies,
+	};
+	struct vnic_cpu cpu;
 
+	t.s = raw_on("vb");
 	print_message("ring %s\n", vnic_afpacket_ring_name(ring_of(state)));
 	assert_int_equal(vnic_cpu_init(&cpu, "afp", 0), 0);
-	assert_int_equal(vnic_afpacket_create(&w, "va", cfg_of(&c, MTU, ring_of(state)), &cpu), 0);
-	w->notify = on_notify;
-	w->notify_ctx = &note;
-	src = cpu.spin_srcs;
-	assert_non_null(src);
-	assert_null(src->next);
-
-	assert_false(src->peek(src));
-	send_raw(s, 0, 100);
-	end = vnic_now_ns() + GUARD_NS;
-	while (!w->ops->rx_irq->pending(w)) {
-		assert_true(vnic_now_ns() < end);
-		nap_ms(1);
-	}
-	/* masked: the device's NAPI is on its way, nothing to report */
-	assert_false(src->peek(src));
-	w->ops->rx_irq->enable(w);
-	assert_true(src->peek(src));
-	/* the cpu runs the hit's poller, as it would for the edge */
-	src->poller->poll(src->poller, 64);
-	assert_int_equal(note.n, 1);
-	assert_false(src->peek(src));
-	take_frames(w, 0, 1);
-	w->ops->rx_irq->enable(w);
-	assert_false(src->peek(src));
-
-	assert_int_equal(vnic_cpu_run_once(&cpu), 0);
-	assert_int_equal(vnic_cpu_run_once(&cpu), 0);
-	assert_int_equal(stat_of(w, "rx_notifies"), 1);
-	assert_int_equal(note.n, 1);
-	/* still armed: the next frame notifies */
-	send_raw(s, 1, 100);
-	note.n = 0;
-	assert_int_equal(vnic_cpus_run_until(cpus, 1, notified, &note, GUARD_NS), 0);
-	assert_int_equal(stat_of(w, "rx_notifies"), 2);
-	take_frames(w, 1, 1);
-	close(s);
-	vnic_afpacket_destroy(w);
+	assert_int_equal(vnic_afpacket_create(&t.w, "va", cfg_of(&c, MTU, ring_of(state)), &cpu),
+			 0);
+	t.cpu = &cpu;
+	vnic_test_spin_peek(&t);
+	close(t.s);
+	vnic_afpacket_destroy(t.w);
 	vnic_cpu_fini(&cpu);
 }
 
