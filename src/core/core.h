@@ -159,6 +159,7 @@ struct vnic_cpu_stats {
 	uint64_t spin_yields;	/* sched_yields of the spins, handoffs included */
 	uint64_t spin_handoffs;	/* of those, to a cpu this one fed that had not run yet */
 	uint64_t fd_waits;	/* epoll_waits of a cpu with fds: sleeps and looks */
+	uint64_t fd_looks;	/* of those, the looks: busy turns', spins', manual steps' */
 	uint64_t fd_probes;	/* a spin's looks at an fd by running its poller */
 	uint64_t fd_probe_hits;	/* of those, runs that did work (read a frame) */
 };
@@ -332,8 +333,8 @@ struct vnic_counter;
 /*
  * The cpu's counters (loops, sleeps, wakeups, busy_polls, spin_hits,
  * work_ns, idle_ns, spin_ns, spin_limit_ns, spin_preempted, spin_ceded,
- * spin_yields, spin_handoffs, fd_waits, fd_probes, fd_probe_hits) in the shape of the layers' counter functions: fills up to
- * max, returns how many there are. Any thread.
+ * spin_yields, spin_handoffs, fd_waits, fd_looks, fd_probes, fd_probe_hits) in the shape of the
+ * layers' counter functions: fills up to max, returns how many there are. Any thread.
  */
 unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *out,
 			       unsigned int max);

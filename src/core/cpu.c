@@ -75,6 +75,7 @@ struct vnic_cpu_fds {
 	unsigned int n;
 	uint64_t ready;		/* pollers an epoll_wait found ready, not yet run */
 	uint64_t next_poll_ns;	/* busy loop: next non-blocking look */
+	bool look_owed;		/* a quiet busy turn's look, deferred (fds_take) */
 	unsigned int probe_last; /* the entry a spin's look ran last (spin_look) */
 	struct fd_entry ent[VNIC_CPU_MAX_FDS];
 };
@@ -115,8 +116,11 @@ static uint64_t fds_wait(struct vnic_cpu *cpu, uint64_t deadline_ns)
 	}
 	n = epoll_pwait2(fds->epfd, ev, FD_EVENTS_PER_WAIT, tsp, NULL);
 	vnic_ctr_inc(&cpu->stats.fd_waits);
-	/* any look, the sleep's too, restarts the busy loop's interval */
+	if (!deadline_ns)
+		vnic_ctr_inc(&cpu->stats.fd_looks);
+	/* any look, the sleep's too, restarts the busy loop's interval and pays what is owed */
 	fds->next_poll_ns = vnic_now_ns() + VNIC_CPU_FD_POLL_NS;
+	fds->look_owed = false;
 	/* the eventfd's event only ends the wait: edge-triggered, nothing to drain */
 	for (i = 0; i < n; i++) {
 		uint64_t idx = ev[i].data.u64;
@@ -129,15 +133,31 @@ static uint64_t fds_wait(struct vnic_cpu *cpu, uint64_t deadline_ns)
 
 /*
  * The busy loop's look at the fds: what the last sleep or spin found, plus a
- * non-blocking epoll_wait while pollers keep the cpu busy. It looks in a
- * turn that brings nothing new from other threads (pending empty: the
- * pollers run only their own leftovers or timers), so an fd does not wait
- * behind them, and otherwise at most every VNIC_CPU_FD_POLL_NS after the
- * last look of any kind, so a cpu that others keep scheduling pays no
- * syscall per packet and a turn woken from the sleep does not look again.
- * A cpu about to idle does not look here: the epoll_wait it sleeps in is
- * the look (it returns at once for a ready fd, the fds being
- * level-triggered), so an idle costs one epoll_wait, not a look and a sleep.
+ * non-blocking epoll_wait while pollers keep the cpu busy. A busy turn owes
+ * a look when it brings nothing new from other threads (pending empty: the
+ * pollers run only their own leftovers or timers), so that an fd does not
+ * wait behind them, and otherwise when VNIC_CPU_FD_POLL_NS have passed
+ * since the last look of any kind, so a cpu that others keep scheduling
+ * pays no syscall per packet and a turn woken from the sleep does not look
+ * again.
+ *
+ * The owed look is taken at the start of the next busy turn, not before
+ * the owing turn's own pollers run. So when the owing turn leaves the cpu
+ * idle, the look is the epoll_wait it sleeps in, or its spin's first look:
+ * one epoll_wait, not a look and then a sleep. That is the common case on
+ * a request/response: a timer's turn after a sleep the timer ended, or
+ * the last turn of a frame whose handling outlasted the interval (a
+ * backing socket's send runs the receiving kernel's path inside it). A run
+ * of busy turns still looks as often, each paying the one before.
+ *
+ * The look dropped at an idle loses no wake-up: the sleep sees, at once,
+ * all it would have seen. A level-triggered fd still ready is reported; an
+ * edge-triggered fd's edge (a backing's socket) stays queued in the epoll
+ * instance until a wait reports it, and only a wait takes it; a schedule
+ * from another thread during the turn leaves a bit in pending, which the
+ * next turn takes or idle_sleep()'s C1/C2 check sees before the wait, or
+ * its waker, having claimed the sleep, writes the eventfd, an edge that
+ * ends the wait.
  */
 static uint64_t fds_take(struct vnic_cpu *cpu, uint64_t busy, uint64_t pending)
 {
@@ -145,9 +165,13 @@ static uint64_t fds_take(struct vnic_cpu *cpu, uint64_t busy, uint64_t pending)
 	uint64_t mask = fds->ready;
 
 	fds->ready = 0;
-	if (!busy || (pending && (int64_t)(vnic_now_ns() - fds->next_poll_ns) < 0))
+	if (!busy)
 		return mask;
-	return mask | fds_wait(cpu, 0);
+	if (fds->look_owed)
+		mask |= fds_wait(cpu, 0);
+	if (!pending || (int64_t)(vnic_now_ns() - fds->next_poll_ns) >= 0)
+		fds->look_owed = true;
+	return mask;
 }
 
 /* Manual mode has no sleep to look in: every step looks. */
@@ -245,6 +269,7 @@ unsigned int vnic_cpu_counters(const struct vnic_cpu *cpu, struct vnic_counter *
 		{ "spin_yields", vnic_ctr_read(&st->spin_yields) },
 		{ "spin_handoffs", vnic_ctr_read(&st->spin_handoffs) },
 		{ "fd_waits", vnic_ctr_read(&st->fd_waits) },
+		{ "fd_looks", vnic_ctr_read(&st->fd_looks) },
 		{ "fd_probes", vnic_ctr_read(&st->fd_probes) },
 		{ "fd_probe_hits", vnic_ctr_read(&st->fd_probe_hits) },
 	};
@@ -802,6 +827,7 @@ static bool spin_look(struct vnic_cpu *cpu, struct fd_probe *pr, uint64_t now, u
 	after = vnic_now_ns();
 	/* a look like fds_wait's: the busy turns after a hit need none of their own */
 	fds->next_poll_ns = after + VNIC_CPU_FD_POLL_NS;
+	fds->look_owed = false;
 	if (done > 0) {
 		vnic_ctr_inc(&e->p->runs);
 		vnic_ctr_inc(&cpu->stats.fd_probe_hits);

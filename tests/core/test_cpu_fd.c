@@ -6,7 +6,9 @@
  * schedule from another thread still wakes an fd cpu (the eventfd path) and
  * loses no wake-up in a ping-pong with a futex cpu; timers still fire while
  * the cpu sleeps in epoll_wait; an idle costs one epoll_wait, whether the fd
- * or a schedule woke it; a spinning cpu looks at the fds marked for it by
+ * or a schedule woke it, and a quiet turn before an idle (a timer's) costs
+ * no look of its own, while what lands during that turn still ends the
+ * sleep; a spinning cpu looks at the fds marked for it by
  * running their pollers, and at an fd marked to be seen through its spin
  * source by peeking that source alone. Plus the same in manual mode and the setup errors.
  *
@@ -214,6 +216,160 @@ static void test_one_wait_per_idle(void **state)
 }
 
 /* ---------------------------------------------------------------------------
+ * A turn that owes a look and leaves the cpu idle costs no look of its
+ * own: the epoll_wait the cpu sleeps in is that look (fd_looks counts the
+ * non-blocking ones). Two such turns: a timer's, after the sleep it ended,
+ * which brings nothing from other threads; and the turn after a long one
+ * (a poller that works longer than VNIC_CPU_FD_POLL_NS, as a backing
+ * socket's send does, and schedules another). Looking before the sleep
+ * would cost a look per round. And what lands while such a turn
+ * runs (a byte in the reader's pipe, a schedule from another thread, both)
+ * still ends the sleep that follows it: the turn's look is that sleep.
+ * ------------------------------------------------------------------------- */
+
+enum { TICKS = 50, TICK_NS = 2000000, ACT_ROUNDS = 12, LONG_ROUNDS = 50 };
+
+struct ticker {
+	struct vnic_poller p;	/* runs when its timer is due */
+	struct vnic_poller arm;	/* arms p's timer, on the owner's thread */
+	struct vnic_poller slow; /* works twice VNIC_CPU_FD_POLL_NS, schedules next */
+	struct vnic_poller next;
+	_Atomic uint64_t nexts;
+	unsigned int left;	/* timers p still re-arms by itself; owner only */
+	_Atomic int wait_act;	/* p waits in each run for the test's action */
+	_Atomic uint64_t fires;
+	_Atomic uint64_t acted;	/* the run of this number saw the test act */
+};
+
+static struct ticker tk;
+
+static int tick_poll(struct vnic_poller *p, int budget)
+{
+	struct ticker *t = vnic_container_of(p, struct ticker, p);
+	uint64_t n = atomic_fetch_add(&t->fires, 1) + 1;
+	uint64_t end = vnic_now_ns() + (uint64_t)VNIC_TEST_HANG_GUARD_S * 1000000000ull;
+
+	(void)budget;
+	/* the test acts inside this turn (the hang guard: the test's own wait fails) */
+	while (atomic_load(&t->wait_act) && atomic_load(&t->acted) < n && vnic_now_ns() < end)
+		vnic_test_nap_us(50);
+	if (t->left) {
+		t->left--;
+		vnic_poller_set_timer(p, vnic_now_ns() + TICK_NS);
+	}
+	return 0;
+}
+
+static int arm_poll(struct vnic_poller *p, int budget)
+{
+	struct ticker *t = vnic_container_of(p, struct ticker, arm);
+
+	(void)budget;
+	vnic_poller_set_timer(&t->p, vnic_now_ns() + TICK_NS);
+	return 0;
+}
+
+static int slow_poll(struct vnic_poller *p, int budget)
+{
+	struct ticker *t = vnic_container_of(p, struct ticker, slow);
+	uint64_t end = vnic_now_ns() + 2 * VNIC_CPU_FD_POLL_NS;
+
+	(void)budget;
+	while (vnic_now_ns() < end)
+		vnic_cpu_relax();
+	vnic_poller_schedule(&t->next);
+	return 1;
+}
+
+static int next_poll(struct vnic_poller *p, int budget)
+{
+	struct ticker *t = vnic_container_of(p, struct ticker, next);
+
+	(void)budget;
+	atomic_fetch_add(&t->nexts, 1);
+	return 1;
+}
+
+static void test_quiet_turn_before_idle(void **state)
+{
+	uint64_t looks, waits, sleeps, fires, want_bytes = 0, want_nops = 0;
+
+	(void)state;
+	reader_setup(&rd, 0);
+	memset(&tk, 0, sizeof(tk));
+	assert_int_equal(vnic_cpu_add(&rd.cpu, &tk.p, "tick", tick_poll), 0);
+	assert_int_equal(vnic_cpu_add(&rd.cpu, &tk.arm, "arm", arm_poll), 0);
+	assert_int_equal(vnic_cpu_add(&rd.cpu, &tk.slow, "slow", slow_poll), 0);
+	assert_int_equal(vnic_cpu_add(&rd.cpu, &tk.next, "next", next_poll), 0);
+	tk.left = TICKS - 1;
+	vnic_poller_set_timer(&tk.p, vnic_now_ns() + TICK_NS);
+	assert_int_equal(vnic_cpu_start(&rd.cpu), 0);
+	assert_true(vnic_test_wait_count(&tk.fires, TICKS));
+	assert_true(vnic_test_wait_asleep(&rd.cpu));
+	looks = vnic_ctr_read(&rd.cpu.stats.fd_looks);
+	waits = vnic_ctr_read(&rd.cpu.stats.fd_waits);
+	sleeps = vnic_ctr_read(&rd.cpu.stats.sleeps);
+	print_message("%d timers: %llu epoll_waits, %llu of them looks, %llu sleeps\n", TICKS,
+		      (unsigned long long)waits, (unsigned long long)looks,
+		      (unsigned long long)sleeps);
+	/*
+	 * each timer ended a sleep, or was found due by a turn that then paid
+	 * a look, but perhaps the first (due already, on a slow start) ...
+	 */
+	assert_true(waits + 1 >= TICKS);
+	/*
+	 * ... and its turn looked only if the next timer was due before the
+	 * cpu was idle again (a thread held off its core for TICK_NS): a
+	 * look before each sleep would be TICKS of them
+	 */
+	assert_true(looks <= TICKS / 2);
+
+	/*
+	 * A long turn, then one of the work it scheduled, then idle: the second
+	 * turn came VNIC_CPU_FD_POLL_NS after the sleep's look and owes one. It
+	 * is paid only if the first turn owed one too (the thread held off its
+	 * core between the wake-up and that turn): a look before each sleep
+	 * would be LONG_ROUNDS of them.
+	 */
+	looks = vnic_ctr_read(&rd.cpu.stats.fd_looks);
+	for (unsigned int r = 1; r <= LONG_ROUNDS; r++) {
+		assert_true(vnic_test_wait_asleep(&rd.cpu));
+		vnic_poller_schedule(&tk.slow);
+		assert_true(vnic_test_wait_count(&tk.nexts, r));
+	}
+	assert_true(vnic_test_wait_asleep(&rd.cpu));
+	looks = vnic_ctr_read(&rd.cpu.stats.fd_looks) - looks;
+	print_message("%d long turns: %llu looks\n", LONG_ROUNDS, (unsigned long long)looks);
+	assert_true(looks <= LONG_ROUNDS / 2);
+
+	/* the test acts inside a timer's turn: the sleep after it must end */
+	atomic_store(&tk.wait_act, 1);
+	for (unsigned int r = 0; r < ACT_ROUNDS; r++) {
+		assert_true(vnic_test_wait_asleep(&rd.cpu));
+		fires = atomic_load(&tk.fires);
+		vnic_poller_schedule(&tk.arm);
+		assert_true(vnic_test_wait_count(&tk.fires, fires + 1));
+		if (r % 3 != 1) {
+			put(&rd, "w");
+			want_bytes++;
+		}
+		if (r % 3 != 0) {
+			vnic_poller_schedule(&rd.nop);
+			want_nops++;
+		}
+		atomic_store(&tk.acted, fires + 1);
+		assert_true(vnic_test_wait_count(&rd.bytes, want_bytes));
+		assert_true(vnic_test_wait_count(&rd.nop_runs, want_nops));
+	}
+	vnic_cpu_stop(&rd.cpu);
+	assert_int_equal(atomic_load(&rd.bytes), want_bytes);
+	assert_int_equal(atomic_load(&rd.nop_runs), want_nops);
+	assert_int_equal(rd.sum, want_bytes * 'w');
+	assert_int_equal(atomic_load(&tk.fires), TICKS + ACT_ROUNDS);
+	reader_teardown(&rd);
+}
+
+/* ---------------------------------------------------------------------------
  * mod_fd: stopped delivery stays stopped across sleeps, restarts on demand.
  * ------------------------------------------------------------------------- */
 
@@ -231,7 +387,7 @@ static void test_mod_fd_stops_and_restarts(void **state)
 	/*
 	 * The cpu goes back to sleep with "bcd" readable, again and again:
 	 * each schedule of the no-op poller wakes it, and each time it looks
-	 * at its fds (a non-blocking look, then epoll_wait). Were the pipe
+	 * at its fds (in the epoll_wait it sleeps in). Were the pipe
 	 * still watched, the reader would run and read it.
 	 */
 	for (i = 0; i < 3; i++) {
@@ -731,6 +887,7 @@ int main(void)
 		cmocka_unit_test(test_pipe_wakes_sleeping),
 		cmocka_unit_test(test_pipe_wakes_busy_poll),
 		cmocka_unit_test(test_one_wait_per_idle),
+		cmocka_unit_test(test_quiet_turn_before_idle),
 		cmocka_unit_test(test_mod_fd_stops_and_restarts),
 		cmocka_unit_test(test_spin_runs_marked_fds),
 		cmocka_unit_test(test_spin_epoll_for_others),
