@@ -37,8 +37,9 @@
 # load does not change as it changes times): per GB of the stream, the two
 # vNIC threads' time on a CPU, their sleeps and the wire's frames and send
 # syscalls, and the share of the superframes sent with their payload by
-# reference (wire.tx_gso_frags); per round trip, the same threads' sleeps and
-# time on a CPU.
+# reference (wire.tx_gso_frags); per round trip, the same threads' sleeps,
+# epoll_waits (the sleeps' and the busy looks', cpu_a.fd_waits) and time on a
+# CPU.
 #
 # A case named CASE@base runs CASE with the binary -B names: a build of
 # another commit, so that a change is measured against what it changes in
@@ -390,6 +391,7 @@ def per_rt(c, r):
     d = delta("rtt-" + c, r)
     return {"cpu1": d("h1.sched.oncpu_ns") / 1e3 / k, "cpu2": d("h2.sched.oncpu_ns") / 1e3 / k,
             "sl1": d("h1.cpu_a.sleeps") / k, "sl2": d("h2.cpu_a.sleeps") / k,
+            "ep1": d("h1.cpu_a.fd_waits") / k, "ep2": d("h2.cpu_a.fd_waits") / k,
             "q1": d("h1.sched.runq_ns") / 1e3 / k, "q2": d("h2.sched.runq_ns") / 1e3 / k}
 def med(rows, k):
     return statistics.median(x[k] for x in rows)
@@ -405,12 +407,12 @@ for c in cases:
 print()
 print("Per round trip of the ping-pong (over the messages sent, warm-up included: a mean), median over the rounds:")
 print()
-print("| case | host 1 thread on a CPU, us | host 2, us | waiting for a CPU, us (1, 2) | host 1 sleeps | host 2 sleeps |")
-print("|---|---:|---:|---:|---:|---:|")
+print("| case | host 1 thread on a CPU, us | host 2, us | waiting for a CPU, us (1, 2) | host 1 sleeps | host 2 sleeps | epoll_waits (1, 2) |")
+print("|---|---:|---:|---:|---:|---:|---:|")
 for c in cases:
     rows = [per_rt(c, r) for r in range(1, n + 1)]
     print(f"| {c} | {med(rows, 'cpu1'):.1f} | {med(rows, 'cpu2'):.1f} | {med(rows, 'q1'):.1f}, {med(rows, 'q2'):.1f} | "
-          f"{med(rows, 'sl1'):.2f} | {med(rows, 'sl2'):.2f} |")
+          f"{med(rows, 'sl1'):.2f} | {med(rows, 'sl2'):.2f} | {med(rows, 'ep1'):.2f}, {med(rows, 'ep2'):.2f} |")
 if perf:
     for c in cases:
         try:
