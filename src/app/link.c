@@ -235,9 +235,12 @@ static void usage(FILE *f)
 	      "  recommended for many flows: --queues 2 (quiet, 2 vCPUs: 4 TCP streams at 0.64x\n"
 	      "  to 0.67x veth, 1.26x to 1.28x the default's; one flow's round trip 0.71x to\n"
 	      "  0.85x the default's, its queue pair of both vNICs on one thread)\n"
-	      "round trips: --threads 1 --busy-poll-us 50 shortens a small-message ping-pong\n"
-	      "  (quiet, 2 vCPUs: 0.80x the default's, 0.84x vde_switch's) at the default's CPU;\n"
-	      "  the spin backs off when the endpoints need the cores (docs/LINK.md)\n",
+	      "one stream: --queues 2 --tx-buf map --rx-agg frags --cable-tso leaves out two\n"
+	      "  copies and the segmenting (quiet, 2 vCPUs: 0.62x veth, 1.28x --queues 2 alone)\n"
+	      "round trips: --queues 2 --busy-poll-us 50 shortens a small-message ping-pong\n"
+	      "  (quiet, 2 vCPUs: 0.71x vde_switch's, 0.82x --queues 2's, at 1.5x its CPU), as does\n"
+	      "  --threads 1 --busy-poll-us 50 (0.80x the default's, 0.84x vde_switch's); the spin\n"
+	      "  backs off when the endpoints need the cores (docs/LINK.md)\n",
 	      f);
 	vnic_topo_opts_usage(f, VNIC_OPTG_ALL, &def.topo);
 }
