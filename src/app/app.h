@@ -991,6 +991,7 @@ struct vnic_link_opts {
 	bool ctl;			/* serve the counters to `vnic stats` */
 	const char *ctl_name;
 	unsigned int groups_set;	/* the groups of the option table given */
+	const char *profile;		/* --profile NAME: a documented set of options */
 };
 
 void vnic_link_opts_default(struct vnic_link_opts *o);

@@ -130,7 +130,7 @@ enum {
 	OPT_NO_CTL, OPT_NEW_NS_A, OPT_NEW_NS_B, OPT_NO_CSUM, OPT_INTERVAL_JSON,
 	OPT_SNAPLEN, OPT_PCAP_COUNT, OPT_PCAP_LOSSLESS, OPT_BACKING_NS, OPT_BACKING_RING,
 	OPT_BACKING_OFFLOAD, OPT_BACKING_MODE,
-	OPT_WIRE, OPT_SPLIT, OPT_SERVER, OPT_RECONNECT,
+	OPT_WIRE, OPT_SPLIT, OPT_SERVER, OPT_RECONNECT, OPT_PROFILE,
 };
 
 static_assert(OPT_PCAP_COUNT == OPT_SNAPLEN + 1 && OPT_PCAP_LOSSLESS == OPT_SNAPLEN + 2,
@@ -166,6 +166,7 @@ static const struct option own_opts[] = {
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
 	{ "interval-json", no_argument, NULL, OPT_INTERVAL_JSON },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -214,6 +215,8 @@ static void usage(FILE *f)
 	      "  --pcap-count N      stop capturing after N frames\n"
 	      "  --pcap-lossless     slow the link down rather than leave frames out\n"
 	      "  --duration S        stop after S seconds (default: at SIGINT, SIGTERM or SIGHUP)\n"
+	      "  --profile NAME      throughput or latency: a measured set of options in one\n"
+	      "                      (below); options given beside it override its own\n"
 	      "output:\n"
 	      "  --quiet             no interval lines on stderr\n"
 	      "  --json              the final report as one JSON object on stdout\n"
@@ -235,9 +238,11 @@ static void usage(FILE *f)
 	      "  recommended for many flows: --queues 2 (quiet, 2 vCPUs: 4 TCP streams at 0.64x\n"
 	      "  to 0.67x veth, 1.26x to 1.28x the default's; one flow's round trip 0.71x to\n"
 	      "  0.85x the default's, its queue pair of both vNICs on one thread)\n"
-	      "one stream: --queues 2 --tx-buf map --rx-agg frags --cable-tso leaves out two\n"
-	      "  copies and the segmenting (quiet, 2 vCPUs: 0.62x veth, 1.28x --queues 2 alone)\n"
-	      "round trips: --queues 2 --busy-poll-us 50 shortens a small-message ping-pong\n"
+	      "one stream: --profile throughput (--queues 2 --tx-buf map --rx-agg frags, and\n"
+	      "  --cable-tso where there is a cable) leaves out two copies and the segmenting\n"
+	      "  (quiet, 2 vCPUs: 0.62x veth, 1.28x --queues 2 alone)\n"
+	      "round trips: --profile latency (--queues 2 --busy-poll-us 50) shortens a\n"
+	      "  small-message ping-pong\n"
 	      "  (quiet, 2 vCPUs: 0.71x vde_switch's, 0.82x --queues 2's, at 1.5x its CPU), as does\n"
 	      "  --threads 1 --busy-poll-us 50 (0.80x the default's, 0.84x vde_switch's); the spin\n"
 	      "  backs off when the endpoints need the cores (docs/LINK.md)\n",
@@ -374,6 +379,13 @@ static int parse_opt(void *ctx, int c, const char *a)
 	case OPT_INTERVAL_JSON:
 		o->interval_json = true;
 		break;
+	case OPT_PROFILE:
+		if (o->profile && strcmp(o->profile, a)) {
+			fputs("vnic link: --profile is given twice\n", stderr);
+			return -EINVAL;
+		}
+		o->profile = a;
+		break;
 	case OPT_NO_CTL:
 		o->ctl = false;
 		break;
@@ -466,14 +478,86 @@ static const struct vnic_opts_cmd link_cmd = {
 	offsetof(struct vnic_link_opts, json), parse_opt,
 };
 
+/*
+ * --profile NAME: the option sets docs/LINK.md measured for one stream
+ * (throughput) and for a small-message round trip (latency), so that each
+ * is one option. --cable-tso, which needs a cable, is the throughput
+ * profile's only where there is one (settle()).
+ */
+struct link_profile {
+	const char *name;
+	const char *const *args;	/* NULL-terminated */
+	bool cable_tso;
+};
+
+static const char *const profile_throughput[] = {
+	"--queues", "2", "--tx-buf", "map", "--rx-agg", "frags", NULL,
+};
+static const char *const profile_latency[] = { "--queues", "2", "--busy-poll-us", "50", NULL };
+
+static const struct link_profile link_profiles[] = {
+	{ "throughput", profile_throughput, true },
+	{ "latency", profile_latency, false },
+};
+
+static const struct link_profile *profile_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(link_profiles) / sizeof(link_profiles[0]); i++)
+		if (!strcmp(link_profiles[i].name, name))
+			return &link_profiles[i];
+	return NULL;
+}
+
+enum { PROFILE_MAX_ARGS = 8 };
+
+/*
+ * The command line again with the profile's options first, so that an
+ * option given on it overrides the profile's. 0, 1 (help) or -EINVAL.
+ */
+static int parse_with_profile(int argc, char **argv, struct vnic_link_opts *o,
+			      const struct link_profile *pr)
+{
+	char **args;
+	int n = 0, err;
+
+	args = calloc((size_t)argc + PROFILE_MAX_ARGS + 1, sizeof(*args));
+	if (!args)
+		return -ENOMEM;
+	args[n++] = argv[0];
+	for (const char *const *a = pr->args; *a; a++)
+		args[n++] = (char *)*a;
+	for (int i = 1; i < argc; i++)
+		args[n++] = argv[i];
+	vnic_link_opts_default(o);
+	err = vnic_opts_parse(&link_cmd, n, args, o);
+	free(args);
+	return err;
+}
+
 int vnic_link_parse(int argc, char **argv, struct vnic_link_opts *o)
 {
+	const struct link_profile *pr;
 	int err;
 
 	static_assert((int)VNIC_TAP_MAX_QUEUES >= (int)VNIC_MAX_QUEUES, "a TAP queue per vNIC queue");
+	static_assert(sizeof(profile_throughput) / sizeof(char *) <= PROFILE_MAX_ARGS + 1 &&
+		      sizeof(profile_latency) / sizeof(char *) <= PROFILE_MAX_ARGS + 1,
+		      "a profile's options fit PROFILE_MAX_ARGS");
 	vnic_link_opts_default(o);
 	err = vnic_opts_parse(&link_cmd, argc, argv, o);
-	return err ? err : settle(o);
+	if (err || !o->profile)
+		return err ? err : settle(o);
+	pr = profile_find(o->profile);
+	if (!pr) {
+		fprintf(stderr, "vnic link: --profile %s: throughput or latency\n", o->profile);
+		return -EINVAL;
+	}
+	err = parse_with_profile(argc, argv, o, pr);
+	if (err)
+		return err;
+	if (pr->cable_tso && !o->backing && !o->wire)
+		o->topo.cable.tso = true;
+	return settle(o);
 }
 
 /* ---------------------------------------------------------------------------

@@ -367,6 +367,9 @@ static void test_link_own(void **state)
 		"link --pcap-count 5",
 		"link --pcap x --snaplen 65536",
 		"link stray",
+		"link --profile fast",			/* no such profile */
+		"link --profile latency --profile throughput",
+		"link --profile latency --queues 0",	/* an override is checked as ever */
 	};
 	struct vnic_link_opts o;
 	FILE *saved;
@@ -414,6 +417,30 @@ static void test_link_own(void **state)
 	assert_int_equal(parse_as(LINK, "link --server /run/vnic-srv.sock", &o), 0);
 	assert_true(o.topo.split);
 	assert_string_equal(o.topo.server_path, "/run/vnic-srv.sock");
+
+	/* --profile: its set, an option beside it overriding it, in either order */
+	assert_int_equal(parse_as(LINK, "link --profile throughput", &o), 0);
+	assert_int_equal(o.topo.drv.tx_queues, 2);
+	assert_int_equal(o.topo.drv.rx_queues, 2);
+	assert_int_equal(o.topo.drv.tx_buf, VNIC_DRV_TXBUF_MAP);
+	assert_int_equal(o.topo.drv.rx_agg, VNIC_DRV_AGG_FRAGS);
+	assert_true(o.topo.cable.tso);
+	assert_true(o.topo.busy_poll_ns == 0);
+	assert_int_equal(parse_as(LINK, "link --tx-buf copy --profile throughput --queues 1", &o), 0);
+	assert_int_equal(o.topo.drv.tx_queues, 1);
+	assert_int_equal(o.topo.drv.tx_buf, VNIC_DRV_TXBUF_COPY);
+	assert_int_equal(o.topo.drv.rx_agg, VNIC_DRV_AGG_FRAGS);
+	/* no cable behind a backing: the profile leaves --cable-tso out, and is not refused */
+	assert_int_equal(parse_as(LINK, "link --profile throughput --backing veth0", &o), 0);
+	assert_false(o.topo.cable.tso);
+	assert_int_equal(o.topo.drv.tx_buf, VNIC_DRV_TXBUF_MAP);
+	assert_int_equal(parse_as(LINK, "link --profile latency", &o), 0);
+	assert_int_equal(o.topo.drv.tx_queues, 2);
+	assert_true(o.topo.busy_poll_ns == 50000);
+	assert_false(o.topo.cable.tso);
+	assert_int_equal(o.topo.drv.tx_buf, VNIC_DRV_TXBUF_COPY);
+	assert_int_equal(parse_as(LINK, "link --busy-poll-us 20 --profile latency", &o), 0);
+	assert_true(o.topo.busy_poll_ns == 20000);
 
 	saved = quiet_stderr();
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
