@@ -629,14 +629,12 @@ unsigned int vnic_counters_hv(const struct vnic_hv *hv, const char *prefix,
 	return add_prefixed(out, max, at, prefix, tmp, n);
 }
 
-unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int dir,
-				 struct vnic_counter *out, unsigned int max, unsigned int at)
+/* One direction's cable counters (a ring's or their sums) into tmp[]: how many. */
+static unsigned int cable_stats_table(const struct vnic_cable_stats *cs)
 {
-	struct vnic_cable_stats cs;
 	unsigned int n = 0;
 
-	vnic_cable_stats(cable, dir, &cs);
-#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs.f
+#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs->f
 	CS(tx_frames);
 	CS(tx_bytes);
 	CS(rx_frames);
@@ -649,6 +647,17 @@ unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int di
 	CS(tx_super);
 	CS(drop_super);
 #undef CS
+	return n;
+}
+
+unsigned int vnic_counters_cable(const struct vnic_cable *cable, unsigned int dir,
+				 struct vnic_counter *out, unsigned int max, unsigned int at)
+{
+	struct vnic_cable_stats cs;
+	unsigned int n;
+
+	vnic_cable_stats(cable, dir, &cs);
+	n = cable_stats_table(&cs);
 	return add_prefixed(out, max, at, dir ? "cable.ba_" : "cable.ab_", tmp, n);
 }
 
@@ -662,22 +671,10 @@ unsigned int vnic_counters_cable_rings(const struct vnic_cable *cable, struct vn
 	for (unsigned int q = 0; cfg.queues > 1 && q < cfg.queues; q++) {
 		for (unsigned int dir = 0; dir < 2; dir++) {
 			struct vnic_cable_stats cs;
-			unsigned int n = 0;
+			unsigned int n;
 
 			vnic_cable_queue_stats(cable, dir, q, &cs);
-#define CS(f) snprintf(tmp[n].name, sizeof(tmp[n].name), "%s", #f), tmp[n++].value = cs.f
-			CS(tx_frames);
-			CS(tx_bytes);
-			CS(rx_frames);
-			CS(drop_mtu);
-			CS(drop_loss);
-			CS(reordered);
-			CS(corrupted);
-			CS(tx_full);
-			CS(notifies);
-			CS(tx_super);
-			CS(drop_super);
-#undef CS
+			n = cable_stats_table(&cs);
 			snprintf(prefix, sizeof(prefix), "cable.ring%u.%s_", q, dir ? "ba" : "ab");
 			at = add_prefixed(out, max, at, prefix, tmp, n);
 		}
