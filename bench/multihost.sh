@@ -63,6 +63,14 @@
 #                    print its top symbols, and from their shares and the
 #                    thread's time on a CPU, its time per GB in user space
 #                    and in copies (needs perf)
+#   -P               a core per host, for every path: host 1's applications
+#                    (and its vNIC, the whole process) on cpu 0, host 2's on
+#                    cpu 1 (taskset), as on two one-core hosts; the vNIC
+#                    cases add --pin none
+#   -R               each host's underlay receive on its own core: RPS on u1
+#                    to cpu 0 and on u2 to cpu 1, so that host 2's receive
+#                    (VXLAN decapsulation, GRO, the AF_PACKET ring's copy)
+#                    does not run inside host 1's send
 #   OUTDIR           a scratch folder outside the repository for the raw
 #                    outputs (default: a new mktemp -d folder)
 # Needs root, iproute2, iperf3, sockperf, python3.
@@ -76,6 +84,8 @@ vmtu=1500
 vnic=$repo/build-rel/src/app/vnic
 vnic_base=
 perf=0
+hostcore=0
+rps=0
 cases=vnic,vnic-plain,vnic-v3,vnic-spin
 declare -A FLAGS=(
 	[vnic]=""
@@ -91,7 +101,7 @@ declare -A FLAGS=(
 	[vnic-map-spin]="--tx-buf map --busy-poll-us 50"
 )
 XCASES=
-while getopts n:d:u:m:c:x:b:B:ph opt; do
+while getopts n:d:u:m:c:x:b:B:pPRh opt; do
 	case $opt in
 	n) rounds=$OPTARG ;;
 	d) dur=$OPTARG ;;
@@ -113,6 +123,8 @@ while getopts n:d:u:m:c:x:b:B:ph opt; do
 	b) vnic=$(realpath -m "$OPTARG") ;;
 	B) vnic_base=$(realpath -m "$OPTARG") ;;
 	p) perf=1 ;;
+	P) hostcore=1 ;;
+	R) rps=1 ;;
 	*) sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
 	esac
 done
@@ -208,19 +220,26 @@ for h in 1 2; do
 	ip -n "$rn" route add default via "10.64.$h.1"
 	ip -n "$hn" route add "10.64.$o.0/24" via "10.63.0.$o"
 	ip netns exec "$hn" sysctl -qw net.ipv4.ip_forward=1
+	[ "$rps" -eq 0 ] || ip netns exec "$hn" sh -c "echo $h >/sys/class/net/u$h/queues/rx-0/rps_cpus"
 done
+
+# With -P, the prefix that puts a command on host H's core
+on_core() { # host
+	[ "$hostcore" -eq 0 ] || echo "taskset -c $(($1 - 1))"
+}
 
 # %c in a case's flags is this host's core (0 or 1)
 start_vnics() { # binary flags...
 	local h i bin=$1
 	shift
 	local flags="$*"
+	[ "$hostcore" -eq 0 ] || flags="$flags --pin none"
 	PIDS=()
 	for h in 1 2; do
 		hn=H$h an=A$h
 		hn=${!hn} an=${!an}
-		# shellcheck disable=SC2086
-		"$bin" link --backing vx0 --backing-ns "$hn" ${flags//%c/$((h - 1))} \
+		# shellcheck disable=SC2046,SC2086
+		$(on_core "$h") "$bin" link --backing vx0 --backing-ns "$hn" ${flags//%c/$((h - 1))} \
 			--new-ns-a "$an" --addr-a "10.61.0.$h/24" --addr6-a none --name "vmb$h-$$" \
 			--quiet >"$out/vnic$h.log" 2>&1 &
 		PIDS+=($!)
@@ -253,10 +272,12 @@ snapshot() { # file
 	done
 }
 
+# servers run on host 2, clients on host 1
 server() { # ns cmd...
 	local ns=$1
 	shift
-	ip netns exec "$ns" "$@" >/dev/null 2>&1 &
+	# shellcheck disable=SC2046
+	ip netns exec "$ns" $(on_core 2) "$@" >/dev/null 2>&1 &
 	SRV+=($!)
 	sleep 0.3
 }
@@ -269,7 +290,8 @@ tput() { # case round client-ns server-ns server-addr
 		perf record -q -g -p "${PIDS[0]}" -o "$out/$1.perf.data" -- sleep "$dur" >/dev/null 2>&1 &
 		rec=$!
 	fi
-	ip netns exec "$3" iperf3 -c "$5" -p 5209 -t "$dur" -J >"$out/$1.$2.json"
+	# shellcheck disable=SC2046
+	ip netns exec "$3" $(on_core 1) iperf3 -c "$5" -p 5209 -t "$dur" -J >"$out/$1.$2.json"
 	[ -z "$rec" ] || wait "$rec" || true
 	snapshot "$out/$1.$2.after"
 	stop_servers
@@ -280,7 +302,8 @@ tput() { # case round client-ns server-ns server-addr
 rtt() { # case round client-ns server-ns server-addr
 	server "$4" sockperf server -i "$5" -p 11111
 	snapshot "$out/$1.$2.before"
-	ip netns exec "$3" sockperf ping-pong -i "$5" -p 11111 -t "$dur" -m 14 >"$out/$1.$2.txt" 2>&1
+	# shellcheck disable=SC2046
+	ip netns exec "$3" $(on_core 1) sockperf ping-pong -i "$5" -p 11111 -t "$dur" -m 14 >"$out/$1.$2.txt" 2>&1
 	snapshot "$out/$1.$2.after"
 	stop_servers
 	# sockperf reports half the round trip; the table shows the round trip at
@@ -310,6 +333,8 @@ vnic_case() { # index round
 
 [ -z "$vnic_base" ] || echo "bench/multihost.sh: CASE@base cases run $vnic_base" >&2
 echo "bench/multihost.sh: commit $commit, $rounds rounds of $dur s, underlay MTU $umtu, VXLAN MTU $vmtu, cases $cases; raw outputs in $out" >&2
+[ "$hostcore" -eq 0 ] || echo "bench/multihost.sh: a core per host (-P): host 1 on cpu 0, host 2 on cpu 1" >&2
+[ "$rps" -eq 0 ] || echo "bench/multihost.sh: each host's underlay receive on its core (-R): RPS u1 cpu 0, u2 cpu 1" >&2
 [ -z "$XCASES" ] || echo "bench/multihost.sh: cases of -x: $XCASES" >&2
 cut -d' ' -f1-3 /proc/loadavg | sed 's/^/load before: /' >&2
 for r in $(seq "$rounds"); do
