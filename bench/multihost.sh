@@ -331,6 +331,14 @@ vnic_case() { # index round
 	stop_vnics
 }
 
+if [ "$hostcore" -eq 1 ]; then
+	for c in "${CASES[@]}"; do
+		case " ${FLAGS[${c%@base}]} " in
+		*" --pin "*) echo "bench/multihost.sh: -P places each host itself; case $c has its own --pin" >&2; exit 2 ;;
+		esac
+	done
+fi
+
 [ -z "$vnic_base" ] || echo "bench/multihost.sh: CASE@base cases run $vnic_base" >&2
 echo "bench/multihost.sh: commit $commit, $rounds rounds of $dur s, underlay MTU $umtu, VXLAN MTU $vmtu, cases $cases; raw outputs in $out" >&2
 [ "$hostcore" -eq 0 ] || echo "bench/multihost.sh: a core per host (-P): host 1 on cpu 0, host 2 on cpu 1" >&2
