@@ -463,8 +463,12 @@ enum { VNIC_PCAP_OPTS = 4 };
 int vnic_arg_path(const char *opt, const char *s);
 /* Parses pcap option i (0..3 as above) into p. 0 or -EINVAL (message printed). */
 int vnic_arg_pcap(unsigned int i, const char *arg, struct vnic_pcap_opts *p);
-/* After parsing: the shaping options need --pcap. 0 or -EINVAL (message printed). */
-int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p);
+/*
+ * After parsing: the shaping options need --pcap, and a capture, which
+ * mirrors MTU frames, refuses the cable's superframes (cable_tso).
+ * 0 or -EINVAL (message printed).
+ */
+int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p, bool cable_tso);
 /*
  * Opens (creates or truncates) an output file before anything else is done,
  * so that a bad path fails at once rather than after the run: a directory,

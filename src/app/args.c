@@ -155,13 +155,19 @@ int vnic_arg_pcap(unsigned int i, const char *arg, struct vnic_pcap_opts *p)
 	}
 }
 
-int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p)
+int vnic_pcap_opts_check(const char *cmd, const struct vnic_pcap_opts *p, bool cable_tso)
 {
 	const char *which = p->snaplen ? "--snaplen" : p->count ? "--pcap-count" :
 			    p->lossless ? "--pcap-lossless" : NULL;
 
 	if (which && !p->path) {
 		fprintf(stderr, "%s: %s shapes the capture: it needs --pcap FILE\n", cmd, which);
+		return -EINVAL;
+	}
+	/* the mirror records what the other device receives, so it keeps MTU frames on the cable */
+	if (p->path && cable_tso) {
+		fprintf(stderr, "%s: --pcap keeps MTU frames on the cable, so no superframes cross "
+			"it while it captures: give --cable-tso or --pcap, not both\n", cmd);
 		return -EINVAL;
 	}
 	return 0;

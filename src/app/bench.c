@@ -261,7 +261,7 @@ static int settle(struct vnic_bench_opts *o, bool sample_ms_set, bool duration_s
 		fputs("vnic bench: --samples needs sampling on (--sample-ms above 0)\n", stderr);
 		return -EINVAL;
 	}
-	if (vnic_pcap_opts_check("vnic bench", &o->pcap))
+	if (vnic_pcap_opts_check("vnic bench", &o->pcap, o->topo.cable.tso))
 		return -EINVAL;
 	if (o->topo.split && (o->trace || o->sample_ms || o->pcap.path)) {
 		fputs("vnic bench: --trace, --sample-ms, --samples and --pcap look into the "

@@ -468,7 +468,7 @@ static int settle(struct vnic_link_opts *o)
 		fputs("vnic link: --ns-a and --ns-b name the same namespace\n", stderr);
 		return -EINVAL;
 	}
-	if (vnic_pcap_opts_check("vnic link", &o->pcap))
+	if (vnic_pcap_opts_check("vnic link", &o->pcap, o->topo.cable.tso))
 		return -EINVAL;
 	return vnic_opts_check_ctl("vnic link", o->ctl_name, o->ctl);
 }
@@ -482,7 +482,7 @@ static const struct vnic_opts_cmd link_cmd = {
  * --profile NAME: the option sets docs/LINK.md measured for one stream
  * (throughput) and for a small-message round trip (latency), so that each
  * is one option. --cable-tso, which needs a cable, is the throughput
- * profile's only where there is one (settle()).
+ * profile's only where there is one and no --pcap mirrors it (settle()).
  */
 struct link_profile {
 	const char *name;
@@ -555,7 +555,7 @@ int vnic_link_parse(int argc, char **argv, struct vnic_link_opts *o)
 	err = parse_with_profile(argc, argv, o, pr);
 	if (err)
 		return err;
-	if (pr->cable_tso && !o->backing && !o->wire)
+	if (pr->cable_tso && !o->backing && !o->wire && !o->pcap.path)
 		o->topo.cable.tso = true;
 	return settle(o);
 }

@@ -96,6 +96,7 @@ static void test_rejects_bad_arguments(void **state)
 		"bench rr --pcap-lossless",		/* shapes a capture: needs --pcap */
 		"bench rr --pcap x --snaplen 13",	/* shorter than an Ethernet header */
 		"bench rr --pcap x --pcap-count 0",
+		"bench rr --pcap x --cable-tso",	/* a capture keeps MTU frames */
 		"bench rr stray",
 	};
 	struct vnic_bench_opts o;
@@ -366,6 +367,7 @@ static void test_link_own(void **state)
 		"link --snaplen 128",			/* needs --pcap */
 		"link --pcap-count 5",
 		"link --pcap x --snaplen 65536",
+		"link --cable-tso --pcap x",		/* a capture keeps MTU frames */
 		"link stray",
 		"link --profile fast",			/* no such profile */
 		"link --profile latency --profile throughput",
@@ -434,6 +436,10 @@ static void test_link_own(void **state)
 	assert_int_equal(parse_as(LINK, "link --profile throughput --backing veth0", &o), 0);
 	assert_false(o.topo.cable.tso);
 	assert_int_equal(o.topo.drv.tx_buf, VNIC_DRV_TXBUF_MAP);
+	/* nor while a capture mirrors the cable */
+	assert_int_equal(parse_as(LINK, "link --profile throughput --pcap x", &o), 0);
+	assert_false(o.topo.cable.tso);
+	assert_int_equal(o.topo.drv.rx_agg, VNIC_DRV_AGG_FRAGS);
 	assert_int_equal(parse_as(LINK, "link --profile latency", &o), 0);
 	assert_int_equal(o.topo.drv.tx_queues, 2);
 	assert_true(o.topo.busy_poll_ns == 50000);
