@@ -50,6 +50,12 @@ struct vnic_topo_config {
 	uint32_t threads;		/* cpu threads: 2 (a side each, default) or 1 (both) */
 	uint32_t spinners;		/* of those, at most this many spin at once */
 	/*
+	 * The cpus --queues N may spread queue pairs over; 0 (the default):
+	 * the machine's online cpus. Set by the tests that run --queues 3 on
+	 * a machine with fewer cpus, no option sets it.
+	 */
+	uint32_t online_cpus;
+	/*
 	 * --pin: the core of each cpu thread. ADAPTIVE (default): bench's two
 	 * threads apart on cores of their own while the machine is otherwise
 	 * idle, the scheduler's choice while it is not (struct vnic_place; as
@@ -170,8 +176,8 @@ int vnic_topo_tx_pools(struct vnic_netdev *nd, const struct vnic_pkt_pool *pool)
  * (q's), over a cable ring of its own: N, or 0 with why (a static string)
  * when not: one wire (split, --pcap, a backing, --wire: one_wire names
  * it, NULL for none), one thread, rx and tx queues that differ, a device
- * granting fewer, --tx-reclaim napi, more queue pairs than cpus. Shared
- * with vnic link.
+ * granting fewer, --tx-reclaim napi, more queue pairs than cpus
+ * (cfg->online_cpus). Shared with vnic link.
  */
 unsigned int vnic_topo_queue_layout(const struct vnic_topo_config *cfg, const char *one_wire,
 				    const char **why);
@@ -530,7 +536,8 @@ struct vnic_live {
 	struct vnic_drv *drv[VNIC_TOPO_SIDES];
 	struct vnic_dev *dev[VNIC_TOPO_SIDES];
 	struct vnic_hv *hv[VNIC_TOPO_SIDES];
-	struct vnic_cpu *cpu[VNIC_TOPO_SIDES];
+	/* every cpu thread of the run, by its name: a, b, then q2... of --queues N */
+	struct vnic_cpu *cpu[VNIC_MAX_QUEUES];
 	struct vnic_cable *cable;	/* NULL: a backing wire, no cable options */
 	bool mtu_live, queues_live;	/* may change while running */
 	const char *why_fixed;		/* why they may not, for the error */
@@ -539,7 +546,10 @@ struct vnic_live {
 	void *host_ctx;
 };
 
-/* The control socket's show: what the sides negotiated, then every setting. */
+/*
+ * The control socket's show: what the sides negotiated, each cpu thread's
+ * busy-poll, then every setting.
+ */
 void vnic_live_show(const struct vnic_live *l, FILE *f, bool json);
 /*
  * The control socket's set: "KEY VALUE..." (args, modified), every pair

@@ -1638,6 +1638,9 @@ static void live_fill(struct link *l)
 		if (l->side[s].cpu_init)
 			lv->cpu[lv->ncpus++] = &l->side[s].own_cpu;
 	}
+	/* --queues N spread: the threads of queue pairs 2 and up too */
+	for (unsigned int i = 0; i < l->nextra && lv->ncpus < VNIC_MAX_QUEUES; i++)
+		lv->cpu[lv->ncpus++] = &l->extra_cpu[i];
 	lv->cable = l->cable;
 	/* --server: the standing server's cable is sized to the MTU at the start */
 	lv->mtu_live = !l->o->topo.server_path;

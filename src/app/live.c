@@ -7,7 +7,8 @@
  *
  * How a change reaches the running vNICs:
  *   - live, at once: the driver's policies (vnic_drv_set_policies runs them
- *     on the driver's own thread), the busy-poll, the cable's rate, delay,
+ *     on the driver's own thread), the busy-poll of every cpu thread (the
+ *     sides' and, with --queues N spread, q2...), the cable's rate, delay,
  *     loss, reorder, corrupt and seed, the device's drop-missing-hdrs and
  *     interrupt coalescing (rx-usecs ... adaptive-tx), the faults;
  *   - through a reset of the driver: mtu, tx-entries, rx-entries, queues
@@ -116,6 +117,52 @@ static bool coalesce_differs(const struct vnic_dev_coalesce *a, const struct vni
 	       a->adaptive_rx != b->adaptive_rx || a->adaptive_tx != b->adaptive_tx;
 }
 
+/* What set last asked of cpu thread i, and the spin its thread has taken up (spin_limit_ns). */
+struct thread_poll {
+	const char *name;
+	uint64_t busy_poll_ns, spin_limit_ns;
+	enum vnic_cpu_spin mode;
+};
+
+static void thread_poll_of(const struct vnic_live *l, unsigned int i, struct thread_poll *t)
+{
+	const struct vnic_cpu *cpu = l->cpu[i];
+
+	t->name = cpu->name ? cpu->name : "?";
+	vnic_cpu_busy_poll(cpu, &t->busy_poll_ns, &t->mode);
+	t->spin_limit_ns = vnic_ctr_read(&cpu->stats.spin_limit_ns);
+}
+
+static void show_threads_text(const struct vnic_live *l, FILE *f)
+{
+	struct thread_poll t;
+
+	for (unsigned int i = 0; i < l->ncpus && i < VNIC_MAX_QUEUES; i++) {
+		thread_poll_of(l, i, &t);
+		fprintf(f,
+			"thread %s: busy-poll-us %" PRIu64 " busy-poll %s, spinning up to %" PRIu64
+			" ns now\n",
+			t.name, t.busy_poll_ns / 1000, vnic_cpu_spin_name(t.mode), t.spin_limit_ns);
+	}
+}
+
+static void show_threads_json(const struct vnic_live *l, struct vnic_json *j)
+{
+	struct thread_poll t;
+
+	vnic_json_array(j, "threads");
+	for (unsigned int i = 0; i < l->ncpus && i < VNIC_MAX_QUEUES; i++) {
+		thread_poll_of(l, i, &t);
+		vnic_json_object(j, NULL);
+		vnic_json_str(j, "thread", t.name);
+		vnic_json_u64(j, "busy_poll_us", t.busy_poll_ns / 1000);
+		vnic_json_str(j, "busy_poll", vnic_cpu_spin_name(t.mode));
+		vnic_json_u64(j, "spin_limit_ns", t.spin_limit_ns);
+		vnic_json_close(j);
+	}
+	vnic_json_array_close(j);
+}
+
 static void show_text(const struct vnic_live *l, FILE *f)
 {
 	const char *names[VNIC_TOPO_OPTS_MAX];
@@ -142,6 +189,7 @@ static void show_text(const struct vnic_live *l, FILE *f)
 		}
 		show_coalesce(l, s, f);
 	}
+	show_threads_text(l, f);
 	fprintf(f, "settings:\n");
 	for (unsigned int i = 0; i < n && i < VNIC_TOPO_OPTS_MAX; i++) {
 		if (vnic_topo_opt_show(names[i], l->cfg, val, sizeof(val)))
@@ -186,6 +234,7 @@ static void show_json(const struct vnic_live *l, FILE *f)
 		vnic_json_close(&j);
 	}
 	vnic_json_array_close(&j);
+	show_threads_json(l, &j);
 	vnic_json_object(&j, "settings");
 	for (unsigned int i = 0; i < n && i < VNIC_TOPO_OPTS_MAX; i++)
 		if (!vnic_topo_opt_show(names[i], l->cfg, val, sizeof(val)))

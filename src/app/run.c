@@ -281,6 +281,9 @@ static void live_fill(struct vnic_bench_run *r)
 		l->hv[s] = t->hv[s];
 		l->cpu[s] = &t->cpu[s];
 	}
+	/* --queues N spread: the threads of queue pairs 2 and up too */
+	for (unsigned int i = 0; i < t->nextra && l->ncpus < VNIC_MAX_QUEUES; i++)
+		l->cpu[l->ncpus++] = &t->extra_cpu[i];
 	l->cable = t->cable;
 	/* The built-in workloads take the MTU and the queues when they start. */
 	l->mtu_live = l->queues_live = false;

@@ -66,7 +66,7 @@ unsigned int vnic_topo_queue_layout(const struct vnic_topo_config *cfg, const ch
 				    const char **why)
 {
 	unsigned int n = cfg->drv.tx_queues;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	long cpus = cfg->online_cpus ? (long)cfg->online_cpus : sysconf(_SC_NPROCESSORS_ONLN);
 
 	*why = NULL;
 	if (n < 2)

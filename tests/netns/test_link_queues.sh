@@ -20,7 +20,8 @@
 # to one queue one time in eight, so the 4-stream run is repeated (new ports
 # each time) until both queues are used, five times at most. Then --queues
 # 3: the third thread's counters, cpu_q2.*, are there and move, and each ring
-# pair's beside the sums.
+# pair's beside the sums; `vnic set busy-poll` reaches q2 as it does a and b
+# (`vnic show`, and the fixed spin taken up: cpu_q2.spin_limit_ns).
 #
 # Usage: test_link_queues.sh PATH/TO/vnic    (root; exit 77 = skipped)
 # Every address is inside namespaces this script creates.
@@ -114,12 +115,33 @@ q2_moves() {
 	echo "cpu_q2.loops $before -> $after"
 	[ -n "$before" ] && [ -n "$after" ] && [ "$after" -gt "$before" ]
 }
+# show_has TEXT: `vnic show NAME` has the line TEXT.
+show_has() {
+	"$VNIC" show "$NAME" | grep -qx "$1"
+}
+# spin_taken THREAD NS: cpu_THREAD.spin_limit_ns is NS (the thread took a fixed spin up).
+spin_taken() {
+	[ "$(ctr "$NAME" "cpu_$1.spin_limit_ns")" = "$2" ]
+}
 check "vnic link --queues 3 comes up" link_pair --quiet --queues 3 || exit 1
 check "three queue pairs on threads of their own" \
 	sh -c "! grep -q 'stay on the sides' '$WORK/link.out'"
 check "thread q2's counters are there and move" q2_moves
 check "thread q2 parked by the drivers' control polls" ctr_is "$NAME" cpu_q2.wakeups -gt 0
 check "a ring pair's counters beside the sums" ctr_is "$NAME" cable.ring2.ab_tx_frames -ge 0
+check "vnic show: thread q2 at the link's default, no spin" \
+	show_has "thread q2: busy-poll-us 0 busy-poll adaptive, .*"
+# set_spin: `vnic set` of a fixed 20 us spin, answered for the busy-poll.
+set_spin() {
+	"$VNIC" set "$NAME" busy-poll fixed busy-poll-us 20 | grep -q "ok: busy-poll changed"
+}
+check "vnic set busy-poll fixed busy-poll-us 20" set_spin
+for t in a b q2; do
+	check "vnic show: thread $t at busy-poll-us 20 fixed" \
+		show_has "thread $t: busy-poll-us 20 busy-poll fixed, .*"
+	check "thread $t took the fixed spin up (cpu_$t.spin_limit_ns 20000)" \
+		wait_for 10 spin_taken "$t" 20000
+done
 check "stops cleanly" stop_link_reported
 VNIC=$REAL_VNIC
 

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A bench with --queues 3 on threads of their own: cpu threads a and b for
+ * queue pairs 0 and 1, q2 for queue pair 2 (docs/ARCHITECTURE.md section
+ * 4.3). Every thread, q2 included, is reached by `vnic set busy-poll...`
+ * (the thread takes the new spin up: cpu_q2.spin_limit_ns) and listed by
+ * `vnic show`. The run says the machine has 4 cpus (online_cpus), so that
+ * the three threads are spread on a machine with two as on one with more.
+ * No rate is asserted.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "app/app.h"
+
+enum {
+	QUEUES = 3,
+	ASK_TIMEOUT_MS = 20000,
+	TAKE_UP_TRIES = 2000,	/* 10 ms apart: a bound on a hang, not a timing check */
+};
+
+struct bench {
+	struct vnic_bench_opts o;
+	struct vnic_bench_run r;
+	pthread_t thread;
+	bool joined;
+	int err;
+};
+
+static struct bench *b;
+static char name[48], path[256];
+
+static void *bench_thread(void *arg)
+{
+	struct bench *x = arg;
+
+	x->err = vnic_bench_run(&x->r);
+	return NULL;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The answer to req; the test fails if the socket does not answer. */
+static char *ask(const char *req)
+{
+	char *out = NULL;
+
+	assert_int_equal(vnic_ctl_request(path, req, ASK_TIMEOUT_MS, &out, NULL), 0);
+	assert_non_null(out);
+	return out;
+}
+
+/* A counter of the running bench, through "stats"; UINT64_MAX when it has none. */
+static uint64_t ctr(const char *cname)
+{
+	char *text = ask("stats"), *p;
+	size_t n = strlen(cname);
+	uint64_t v = UINT64_MAX;
+
+	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, cname, n) && p[n] == ' ')
+			v = strtoull(p + n + 1, NULL, 10);
+	free(text);
+	return v;
+}
+
+static void wait_running(void)
+{
+	for (int i = 0; i < 1000; i++) {
+		char *out = NULL;
+
+		if (!vnic_ctl_request(path, "show", 1000, &out, NULL) &&
+		    strncmp(out, "error:", 6)) {
+			free(out);
+			return;
+		}
+		free(out);
+		nap_ms(10);
+	}
+	fail_msg("the bench never ran");
+}
+
+static void assert_has(const char *text, const char *want)
+{
+	if (!strstr(text, want))
+		fail_msg("wanted '%s' in:\n%s", want, text);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -1;
+	vnic_bench_opts_default(&b->o, VNIC_WL_RR);
+	b->o.duration_s = 60;	/* ended by stop once the live tests are done */
+	b->o.quiet = true;
+	b->o.ctl = true;
+	snprintf(name, sizeof(name), "qthreads-%d", (int)getpid());
+	b->o.ctl_name = name;
+	b->o.rr.sessions = 2 * QUEUES;
+	b->o.topo.host_pkts = 512;
+	b->o.topo.drv.tx_queues = b->o.topo.drv.rx_queues = QUEUES;
+	b->o.topo.online_cpus = 4;
+	/*
+	 * A queue pair's round trip never leaves its thread, so without a
+	 * wait on the cable a thread is never idle, and it is when idle that
+	 * a thread takes a busy-poll change up.
+	 */
+	b->o.topo.cable.delay_ns = 100000;
+	b->r.o = &b->o;
+	if (vnic_ctl_path(name, path, sizeof(path)))
+		return -1;
+	return pthread_create(&b->thread, NULL, bench_thread, b) ? -1 : 0;
+}
+
+static void stop_bench(void)
+{
+	if (b->joined)
+		return;
+	atomic_store(&b->r.stop, true);
+	pthread_join(b->thread, NULL);
+	b->joined = true;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	stop_bench();
+	vnic_bench_cleanup(&b->r);
+	free(b);
+	return 0;
+}
+
+/* Until cpu_NAME.spin_limit_ns is want: the thread itself took the fixed spin up. */
+static void wait_spin_limit(const char *thread, uint64_t want)
+{
+	char cname[48];
+	uint64_t v = 0;
+
+	snprintf(cname, sizeof(cname), "cpu_%s.spin_limit_ns", thread);
+	for (int i = 0; i < TAKE_UP_TRIES; i++) {
+		v = ctr(cname);
+		if (v == want)
+			return;
+		nap_ms(10);
+	}
+	fail_msg("%s is %llu, never %llu", cname, (unsigned long long)v,
+		 (unsigned long long)want);
+}
+
+static void test_busy_poll_reaches_every_thread(void **state)
+{
+	static const char *const threads[] = { "a", "b", "q2" };
+	char *out, want[96];
+
+	(void)state;
+	wait_running();
+	out = ask("show");
+	/* three threads: the queue pairs are spread, q2 on its own (the default busy-poll) */
+	assert_has(out, "thread q2: busy-poll-us 50 busy-poll adaptive");
+	assert_null(strstr(out, "thread q3:"));
+	free(out);
+
+	out = ask("set busy-poll fixed busy-poll-us 20");
+	assert_has(out, "ok: busy-poll changed, live");
+	free(out);
+	out = ask("show");
+	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+		snprintf(want, sizeof(want), "thread %s: busy-poll-us 20 busy-poll fixed",
+			 threads[i]);
+		assert_has(out, want);
+	}
+	free(out);
+	/* a fixed spin is the limit itself once the thread looks: each one did */
+	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++)
+		wait_spin_limit(threads[i], 20000);
+	out = ask("show json");
+	assert_has(out, "\"thread\": \"q2\"");
+	assert_has(out, "\"busy_poll_us\": 20");
+	assert_has(out, "\"spin_limit_ns\": 20000");
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_busy_poll_reaches_every_thread),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
