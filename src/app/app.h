@@ -803,10 +803,14 @@ struct vnic_bench_run {
 	struct vnic_work_results res;	/* at the end of the duration */
 	uint64_t elapsed_ns;
 	double cpu_s;			/* the whole process during the traffic */
-	double thread_cpu_s[VNIC_TOPO_SIDES];	/* each side's cpu thread, likewise */
-	double spin_cpu_s[VNIC_TOPO_SIDES];	/* of which spent spinning without work */
-	double work_turn_s[VNIC_TOPO_SIDES];	/* wall clock of the turns that ran pollers */
-	double extra_work_cpu_s;	/* --queues 3 and more: the work CPU of threads q2... */
+	/*
+	 * Each cpu thread, likewise: a and b (the sides'), then q2... (those
+	 * of queue pairs 2 and up with --queues N spread), nthreads of them.
+	 */
+	double thread_cpu_s[VNIC_MAX_QUEUES];
+	double spin_cpu_s[VNIC_MAX_QUEUES];	/* of which spent spinning without work */
+	double work_turn_s[VNIC_MAX_QUEUES];	/* wall clock of the turns that ran pollers */
+	unsigned int nthreads;		/* 2 (b's 0 with --threads 1), or N spread */
 	struct vnic_machine machine;	/* the machine during the traffic */
 	bool pools_full;		/* every driver pool full after quiesce and close */
 	int close_err;			/* 0, or why the drivers did not close (-errno) */
@@ -830,12 +834,13 @@ struct vnic_bench_run {
 /*
  * Work CPU: the CPU the cpu threads spent in turns that did work, the
  * figure a policy changes (how long a thread spun or slept only says how
- * long it waited). Per side, the smaller of two upper bounds: the wall
+ * long it waited). Per thread, the smaller of two upper bounds: the wall
  * clock of its work turns, and its CPU time less its spin
- * (vnic_cpu_work_cpu_ns). The sum of the sides; per transaction and per GB
- * of payload, in ns; 0 when there were none.
+ * (vnic_cpu_work_cpu_ns); thread is an index of thread_cpu_s (0 and 1: the
+ * sides', 0 beyond nthreads). The sum of every thread; per transaction and
+ * per GB of payload, in ns; 0 when there were none.
  */
-double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int side);
+double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int thread);
 double vnic_bench_work_cpu_s(const struct vnic_bench_run *r);
 double vnic_bench_work_ns_per_txn(const struct vnic_bench_run *r);
 double vnic_bench_work_ns_per_gb(const struct vnic_bench_run *r);
@@ -851,6 +856,10 @@ int vnic_bench_parse(int argc, char **argv, struct vnic_bench_opts *o);
  */
 int vnic_bench_run(struct vnic_bench_run *r);
 void vnic_bench_cleanup(struct vnic_bench_run *r);
+/* The name of cpu thread i of a run, as its counters say it: "a", "b", "q2"... */
+const char *vnic_bench_thread_name(unsigned int i);
+/* The report of a run that returned 0, text or (r->o->json) JSON, into f (bench.c). */
+void vnic_bench_report(const struct vnic_bench_run *r, FILE *f);
 /* Async-signal-safe: every run in progress ends within 0.1 s, as if its time were up. */
 void vnic_bench_interrupt(void);
 

@@ -354,7 +354,51 @@ static const struct key_counter key_counters[] = {
 	{ "list batches", "rx", "list_batches" },
 };
 
-static void print_text(const struct vnic_bench_run *r)
+/* Every cpu thread of the run, named as its counters are (cpu_a., cpu_q2.): at least the sides'. */
+static unsigned int report_threads(const struct vnic_bench_run *r)
+{
+	unsigned int n = r->nthreads < VNIC_MAX_QUEUES ? r->nthreads : VNIC_MAX_QUEUES;
+
+	return n < VNIC_TOPO_SIDES ? VNIC_TOPO_SIDES : n;
+}
+
+/* "(threads a X s, b Y s, q2 Z s, of which spin ...; work turns ...)", a figure per thread. */
+static void print_thread_cpu(const struct vnic_bench_run *r, FILE *f)
+{
+	unsigned int i, n = report_threads(r);
+
+	fputs("(threads", f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s %s %.3f s", i ? "," : "", vnic_bench_thread_name(i),
+			r->thread_cpu_s[i]);
+	fputs(", of which spin", f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s %.3f s", i ? "," : "", r->spin_cpu_s[i]);
+	fputs("; work turns", f);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s %.3f s", i ? "," : "", r->work_turn_s[i]);
+	fputs(")\n", f);
+}
+
+/* "wake-ups cpu a / b / q2    N / M / K": each thread's cpu_X.wakeups. */
+static void print_wakeups(const struct vnic_bench_run *r, FILE *f)
+{
+	unsigned int i, n = report_threads(r);
+	char label[128] = "wake-ups cpu", name[32];
+	size_t at = strlen(label);
+
+	for (i = 0; i < n && at < sizeof(label); i++)
+		at += (size_t)snprintf(label + at, sizeof(label) - at, "%s %s", i ? " /" : "",
+				       vnic_bench_thread_name(i));
+	fprintf(f, "    %-28s", label);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "cpu_%s.wakeups", vnic_bench_thread_name(i));
+		fprintf(f, i ? " / %" PRIu64 : " %12" PRIu64, vnic_topo_counter(&r->topo, name));
+	}
+	fputc('\n', f);
+}
+
+static void print_text(const struct vnic_bench_run *r, FILE *f)
 {
 	const struct vnic_bench_opts *o = r->o;
 	const struct vnic_topo *t = &r->topo;
@@ -366,85 +410,86 @@ static void print_text(const struct vnic_bench_run *r)
 	vnic_work_summarize(&r->res, r->elapsed_ns, &s);
 	np = vnic_topo_policies(&o->topo, kv, NPOLICIES);
 	if (o->wl == VNIC_WL_RR)
-		printf("vnic bench rr: %u sessions, %u/%u bytes, %.1f s, MTU %u, %u queue(s)%s\n",
-		       o->rr.sessions, o->rr.req_size, o->rr.resp_size, s.seconds, o->topo.drv.mtu,
-		       o->topo.drv.tx_queues, t->spread ? ", a thread each" : "");
+		fprintf(f,
+			"vnic bench rr: %u sessions, %u/%u bytes, %.1f s, MTU %u, %u queue(s)%s\n",
+			o->rr.sessions, o->rr.req_size, o->rr.resp_size, s.seconds, o->topo.drv.mtu,
+			o->topo.drv.tx_queues, t->spread ? ", a thread each" : "");
 	else
-		printf("vnic bench stream: %u flow(s), %.1f s, MTU %u, %u queue(s)%s\n", o->st.flows,
-		       s.seconds, o->topo.drv.mtu, o->topo.drv.tx_queues,
-		       t->spread ? ", a thread each" : "");
-	vnic_machine_print(stdout, &r->machine, o->cmdline);
-	printf("  policies:");
+		fprintf(f, "vnic bench stream: %u flow(s), %.1f s, MTU %u, %u queue(s)%s\n",
+			o->st.flows, s.seconds, o->topo.drv.mtu, o->topo.drv.tx_queues,
+			t->spread ? ", a thread each" : "");
+	vnic_machine_print(f, &r->machine, o->cmdline);
+	fprintf(f, "  policies:");
 	for (i = 0; i < np && i < NPOLICIES; i++)
-		printf(" %s=%s", kv[i].key, kv[i].value);
-	printf("\n  cost model (ns): direct %" PRIu64 " indirect %" PRIu64 " crq %" PRIu64
-	       " dma/KiB %" PRIu64 " irq %" PRIu64 "\n",
-	       o->topo.cost.hcall_direct_ns, o->topo.cost.hcall_indirect_ns,
-	       o->topo.cost.hcall_crq_ns, o->topo.cost.dma_ns_per_kib, o->topo.cost.irq_ns);
+		fprintf(f, " %s=%s", kv[i].key, kv[i].value);
+	fprintf(f,
+		"\n  cost model (ns): direct %" PRIu64 " indirect %" PRIu64 " crq %" PRIu64
+		" dma/KiB %" PRIu64 " irq %" PRIu64 "\n",
+		o->topo.cost.hcall_direct_ns, o->topo.cost.hcall_indirect_ns,
+		o->topo.cost.hcall_crq_ns, o->topo.cost.dma_ns_per_kib, o->topo.cost.irq_ns);
 	if (o->wl == VNIC_WL_RR) {
-		printf("  rate      %12.0f transactions/s  (%" PRIu64 " in all)\n", s.tps,
-		       r->res.transactions);
-		printf("  latency   p50 %.1f us  p99 %.1f us  p99.9 %.1f us\n", s.lat_p50_ns / 1e3,
-		       s.lat_p99_ns / 1e3, s.lat_p999_ns / 1e3);
-		printf("  work cpu  %.0f ns per transaction  (threads a %.3f s, b %.3f s, of which "
-		       "spin %.3f s, %.3f s; work turns %.3f s, %.3f s)\n",
-		       vnic_bench_work_ns_per_txn(r), r->thread_cpu_s[0], r->thread_cpu_s[1],
-		       r->spin_cpu_s[0], r->spin_cpu_s[1], r->work_turn_s[0], r->work_turn_s[1]);
-		printf("  cpu       %.3f s, whole process  (%.2f us per transaction)\n", r->cpu_s,
-		       r->res.transactions ? r->cpu_s * 1e6 / r->res.transactions : 0);
+		fprintf(f, "  rate      %12.0f transactions/s  (%" PRIu64 " in all)\n", s.tps,
+			r->res.transactions);
+		fprintf(f, "  latency   p50 %.1f us  p99 %.1f us  p99.9 %.1f us\n",
+			s.lat_p50_ns / 1e3, s.lat_p99_ns / 1e3, s.lat_p999_ns / 1e3);
+		fprintf(f, "  work cpu  %.0f ns per transaction  ", vnic_bench_work_ns_per_txn(r));
+		print_thread_cpu(r, f);
+		fprintf(f, "  cpu       %.3f s, whole process  (%.2f us per transaction)\n",
+			r->cpu_s, r->res.transactions ? r->cpu_s * 1e6 / r->res.transactions : 0);
 	} else {
-		printf("  rate      %12.3f Gbit/s of payload  (%" PRIu64 " bytes)\n", s.gbps,
-		       r->res.bytes);
-		printf("  work cpu  %.0f ns per GB  (threads a %.3f s, b %.3f s, of which spin "
-		       "%.3f s, %.3f s; work turns %.3f s, %.3f s)\n",
-		       vnic_bench_work_ns_per_gb(r), r->thread_cpu_s[0], r->thread_cpu_s[1],
-		       r->spin_cpu_s[0], r->spin_cpu_s[1], r->work_turn_s[0], r->work_turn_s[1]);
-		printf("  cpu       %.3f s, whole process  (%.3f s per GB)\n", r->cpu_s,
-		       r->res.bytes ? r->cpu_s / (r->res.bytes / 1e9) : 0);
+		fprintf(f, "  rate      %12.3f Gbit/s of payload  (%" PRIu64 " bytes)\n", s.gbps,
+			r->res.bytes);
+		fprintf(f, "  work cpu  %.0f ns per GB  ", vnic_bench_work_ns_per_gb(r));
+		print_thread_cpu(r, f);
+		fprintf(f, "  cpu       %.3f s, whole process  (%.3f s per GB)\n", r->cpu_s,
+			r->res.bytes ? r->cpu_s / (r->res.bytes / 1e9) : 0);
 	}
-	printf("  errors    payload %" PRIu64 "  bad csum %" PRIu64 "  lost %" PRIu64
-	       "  retransmits %" PRIu64 "  tx dropped %" PRIu64 "\n",
-	       r->res.err.payload, r->res.err.bad_csum, r->res.err.lost, r->res.err.retransmits,
-	       r->res.err.tx_dropped);
-	printf("  recovery  fast retransmits %" PRIu64 "  sack recovered %" PRIu64
-	       "  probes %" PRIu64 "  timeouts %" PRIu64 "  spurious %" PRIu64 "\n",
-	       r->res.err.fast_retransmits, r->res.err.sack_recovered, r->res.err.probes,
-	       r->res.err.timeouts, r->res.err.spurious);
-	printf("  pools     %s after quiesce\n", r->pools_full ? "full" : "NOT FULL");
+	fprintf(f,
+		"  errors    payload %" PRIu64 "  bad csum %" PRIu64 "  lost %" PRIu64
+		"  retransmits %" PRIu64 "  tx dropped %" PRIu64 "\n",
+		r->res.err.payload, r->res.err.bad_csum, r->res.err.lost, r->res.err.retransmits,
+		r->res.err.tx_dropped);
+	fprintf(f,
+		"  recovery  fast retransmits %" PRIu64 "  sack recovered %" PRIu64
+		"  probes %" PRIu64 "  timeouts %" PRIu64 "  spurious %" PRIu64 "\n",
+		r->res.err.fast_retransmits, r->res.err.sack_recovered, r->res.err.probes,
+		r->res.err.timeouts, r->res.err.spurious);
+	fprintf(f, "  pools     %s after quiesce\n", r->pools_full ? "full" : "NOT FULL");
 	if (r->sampler)
-		printf("  samples   %zu every %" PRIu32 " ms%s%s\n", r->series.count, o->sample_ms,
-		       o->samples_path ? " -> " : "", o->samples_path ? o->samples_path : "");
+		fprintf(f, "  samples   %zu every %" PRIu32 " ms%s%s\n", r->series.count,
+			o->sample_ms, o->samples_path ? " -> " : "",
+			o->samples_path ? o->samples_path : "");
 	if (r->pcap) {
 		struct vnic_pcap_stats ps;
 
 		vnic_pcap_stats(r->pcap, &ps);
-		printf("  pcap      %" PRIu64 " frames -> %s, %" PRIu64 " left out (ring full)",
-		       ps.written, o->pcap.path, ps.left_out);
+		fprintf(f, "  pcap      %" PRIu64 " frames -> %s, %" PRIu64 " left out (ring full)",
+			ps.written, o->pcap.path, ps.left_out);
 		if (o->pcap.lossless)
-			printf("; the cable waited %" PRIu64 " times, %.3f s", ps.waits,
-			       ps.wait_ns / 1e9);
-		putchar('\n');
+			fprintf(f, "; the cable waited %" PRIu64 " times, %.3f s", ps.waits,
+				ps.wait_ns / 1e9);
+		fputc('\n', f);
 	}
-	printf("  counters (both sides):\n");
+	fprintf(f, "  counters (both sides):\n");
 	for (i = 0; i < sizeof(key_counters) / sizeof(key_counters[0]); i++)
-		printf("    %-28s %12" PRIu64 "\n", key_counters[i].label,
-		       sum_q(t, key_counters[i].dir, key_counters[i].name));
-	printf("    %-28s %12" PRIu64 " / %" PRIu64 "\n", "BQL limit a / b",
-	       vnic_topo_counter(t, "drv_a.tx0_bql_limit"),
-	       vnic_topo_counter(t, "drv_b.tx0_bql_limit"));
-	printf("    %-28s %12" PRIu64 " / %" PRIu64 "\n", "wake-ups cpu a / b",
-	       vnic_topo_counter(t, "cpu_a.wakeups"), vnic_topo_counter(t, "cpu_b.wakeups"));
-	printf("    %-28s %12" PRIu64 "\n", "hcalls direct",
-	       vnic_topo_counter(t, "hv_a.send_subcrq") + vnic_topo_counter(t, "hv_b.send_subcrq"));
-	printf("    %-28s %12" PRIu64 "\n", "hcalls indirect",
-	       vnic_topo_counter(t, "hv_a.send_subcrq_indirect") +
-		       vnic_topo_counter(t, "hv_b.send_subcrq_indirect"));
+		fprintf(f, "    %-28s %12" PRIu64 "\n", key_counters[i].label,
+			sum_q(t, key_counters[i].dir, key_counters[i].name));
+	fprintf(f, "    %-28s %12" PRIu64 " / %" PRIu64 "\n", "BQL limit a / b",
+		vnic_topo_counter(t, "drv_a.tx0_bql_limit"),
+		vnic_topo_counter(t, "drv_b.tx0_bql_limit"));
+	print_wakeups(r, f);
+	fprintf(f, "    %-28s %12" PRIu64 "\n", "hcalls direct",
+		vnic_topo_counter(t, "hv_a.send_subcrq") +
+			vnic_topo_counter(t, "hv_b.send_subcrq"));
+	fprintf(f, "    %-28s %12" PRIu64 "\n", "hcalls indirect",
+		vnic_topo_counter(t, "hv_a.send_subcrq_indirect") +
+			vnic_topo_counter(t, "hv_b.send_subcrq_indirect"));
 	/* Every drop, whatever its layer, when it happened. */
 	n = vnic_topo_counters(t, all, 4096);
 	for (i = 0; i < n && i < 4096; i++)
 		if (all[i].value && (strstr(all[i].name, "drop") || strstr(all[i].name, "bad_")) &&
 		    strncmp(all[i].name, "cable.ring", 10))	/* a ring's: in the sums */
-			printf("    %-40s %12" PRIu64 "\n", all[i].name, all[i].value);
+			fprintf(f, "    %-40s %12" PRIu64 "\n", all[i].name, all[i].value);
 }
 
 /*
@@ -496,7 +541,30 @@ static void json_intervals(struct vnic_json *j, const struct vnic_bench_run *r)
 	vnic_json_array_close(j);
 }
 
-static void print_json(const struct vnic_bench_run *r)
+/* Each cpu thread's name and figures, in the same order: a, b, then q2... */
+static void json_threads(struct vnic_json *j, const struct vnic_bench_run *r)
+{
+	unsigned int i, n = report_threads(r);
+
+	vnic_json_array(j, "thread_names");
+	for (i = 0; i < n; i++)
+		vnic_json_str(j, NULL, vnic_bench_thread_name(i));
+	vnic_json_array_close(j);
+	vnic_json_array(j, "thread_cpu_s");
+	for (i = 0; i < n; i++)
+		vnic_json_double(j, NULL, r->thread_cpu_s[i]);
+	vnic_json_array_close(j);
+	vnic_json_array(j, "spin_cpu_s");
+	for (i = 0; i < n; i++)
+		vnic_json_double(j, NULL, r->spin_cpu_s[i]);
+	vnic_json_array_close(j);
+	vnic_json_array(j, "work_turn_s");
+	for (i = 0; i < n; i++)
+		vnic_json_double(j, NULL, r->work_turn_s[i]);
+	vnic_json_array_close(j);
+}
+
+static void print_json(const struct vnic_bench_run *r, FILE *f)
 {
 	const struct vnic_bench_opts *o = r->o;
 	struct vnic_work_summary s;
@@ -507,7 +575,7 @@ static void print_json(const struct vnic_bench_run *r)
 
 	vnic_work_summarize(&r->res, r->elapsed_ns, &s);
 	np = vnic_topo_policies(&o->topo, kv, NPOLICIES);
-	vnic_json_begin(&j, stdout);
+	vnic_json_begin(&j, f);
 	vnic_json_str(&j, "workload", o->wl == VNIC_WL_RR ? "rr" : "stream");
 	vnic_machine_json(&j, &r->machine, o->cmdline);
 	if (o->wl == VNIC_WL_RR) {
@@ -532,18 +600,7 @@ static void print_json(const struct vnic_bench_run *r)
 	vnic_json_double(&j, "mean", s.lat_mean_ns / 1e3);
 	vnic_json_close(&j);
 	vnic_json_double(&j, "cpu_s", r->cpu_s);
-	vnic_json_array(&j, "thread_cpu_s");
-	vnic_json_double(&j, NULL, r->thread_cpu_s[0]);
-	vnic_json_double(&j, NULL, r->thread_cpu_s[1]);
-	vnic_json_array_close(&j);
-	vnic_json_array(&j, "spin_cpu_s");
-	vnic_json_double(&j, NULL, r->spin_cpu_s[0]);
-	vnic_json_double(&j, NULL, r->spin_cpu_s[1]);
-	vnic_json_array_close(&j);
-	vnic_json_array(&j, "work_turn_s");
-	vnic_json_double(&j, NULL, r->work_turn_s[0]);
-	vnic_json_double(&j, NULL, r->work_turn_s[1]);
-	vnic_json_array_close(&j);
+	json_threads(&j, r);
 	vnic_json_double(&j, "work_cpu_s", vnic_bench_work_cpu_s(r));
 	vnic_json_double(&j, "work_cpu_ns_per_txn", vnic_bench_work_ns_per_txn(r));
 	vnic_json_double(&j, "work_cpu_ns_per_gb", vnic_bench_work_ns_per_gb(r));
@@ -620,6 +677,14 @@ static void print_json(const struct vnic_bench_run *r)
 	vnic_json_end(&j);
 }
 
+void vnic_bench_report(const struct vnic_bench_run *r, FILE *f)
+{
+	if (r->o->json)
+		print_json(r, f);
+	else
+		print_text(r, f);
+}
+
 static void interrupted(int sig)
 {
 	(void)sig;
@@ -688,14 +753,10 @@ int vnic_cmd_bench(int argc, char **argv)
 				"during the run (steal %.1f %%): these figures are not to be trusted\n",
 			r->machine.others_cpus, r->machine.steal_pct);
 	if (!err) {
-		if (o.json) {
-			print_json(r);
-		} else {
-			print_text(r);
-			if (o.trace) {
-				putchar('\n');
-				vnic_trace_report(stdout);
-			}
+		vnic_bench_report(r, stdout);
+		if (!o.json && o.trace) {
+			putchar('\n');
+			vnic_trace_report(stdout);
 		}
 		if (samples) {
 			err = vnic_series_write_csv_file(&r->series, samples);

@@ -474,17 +474,17 @@ static void extra_clocks(const struct vnic_topo *t, struct side_clock *c)
 	}
 }
 
-/* Their work CPU between two readings: no side of their own in the report, they count in the total. */
-static double extra_work_cpu_s(const struct vnic_topo *t, const struct side_clock *c0,
-			       const struct side_clock *c1)
+/* Their figures between two readings, after the sides' (thread 2 is q2's). */
+static void extra_figures(struct vnic_bench_run *r, const struct side_clock *c0,
+			  const struct side_clock *c1)
 {
-	double w = 0;
+	for (unsigned int i = 0; i < r->topo.nextra && VNIC_TOPO_SIDES + i < VNIC_MAX_QUEUES; i++) {
+		unsigned int th = VNIC_TOPO_SIDES + i;
 
-	for (unsigned int i = 0; i < t->nextra; i++)
-		w += (double)vnic_cpu_work_cpu_ns(ns_of(c1[i].work_s - c0[i].work_s),
-						  ns_of(c1[i].cpu_s - c0[i].cpu_s),
-						  ns_of(c1[i].spin_s - c0[i].spin_s)) / 1e9;
-	return w;
+		r->thread_cpu_s[th] = c1[i].cpu_s - c0[i].cpu_s;
+		r->spin_cpu_s[th] = c1[i].spin_s - c0[i].spin_s;
+		r->work_turn_s[th] = c1[i].work_s - c0[i].work_s;
+	}
 }
 
 /* The traffic itself, with the CPU it took. */
@@ -516,9 +516,13 @@ static void measure(struct vnic_bench_run *r)
 	results(r, &r->res);
 	r->cpu_s = process_cpu_s() - cpu0;
 	side_clocks(&r->topo, clk, have, c1);
+	memset(r->thread_cpu_s, 0, sizeof(r->thread_cpu_s));
+	memset(r->spin_cpu_s, 0, sizeof(r->spin_cpu_s));
+	memset(r->work_turn_s, 0, sizeof(r->work_turn_s));
+	r->nthreads = VNIC_TOPO_SIDES + r->topo.nextra;
 	if (x0) {
 		extra_clocks(&r->topo, x1);
-		r->extra_work_cpu_s = extra_work_cpu_s(&r->topo, x0, x1);
+		extra_figures(r, x0, x1);
 	}
 	free(x0);
 	/* a server that answered once but not twice adds nothing */
@@ -533,22 +537,29 @@ static void measure(struct vnic_bench_run *r)
 	vnic_machine_report(&m0, &m1, &r->machine);
 }
 
-double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int side)
+double vnic_bench_side_work_cpu_s(const struct vnic_bench_run *r, unsigned int thread)
 {
-	if (side >= VNIC_TOPO_SIDES)
+	if (thread >= r->nthreads || thread >= VNIC_MAX_QUEUES)
 		return 0;
-	return (double)vnic_cpu_work_cpu_ns(ns_of(r->work_turn_s[side]),
-					    ns_of(r->thread_cpu_s[side]),
-					    ns_of(r->spin_cpu_s[side])) / 1e9;
+	return (double)vnic_cpu_work_cpu_ns(ns_of(r->work_turn_s[thread]),
+					    ns_of(r->thread_cpu_s[thread]),
+					    ns_of(r->spin_cpu_s[thread])) / 1e9;
 }
 
 double vnic_bench_work_cpu_s(const struct vnic_bench_run *r)
 {
-	double w = r->extra_work_cpu_s;
+	double w = 0;
 
-	for (unsigned int s = 0; s < VNIC_TOPO_SIDES; s++)
-		w += vnic_bench_side_work_cpu_s(r, s);
+	for (unsigned int i = 0; i < r->nthreads && i < VNIC_MAX_QUEUES; i++)
+		w += vnic_bench_side_work_cpu_s(r, i);
 	return w;
+}
+
+const char *vnic_bench_thread_name(unsigned int i)
+{
+	static const char *const sides[VNIC_TOPO_SIDES] = { "a", "b" };
+
+	return i < VNIC_TOPO_SIDES ? sides[i] : vnic_topo_queue_cpu_name(i);
 }
 
 double vnic_bench_work_ns_per_txn(const struct vnic_bench_run *r)

@@ -3,10 +3,11 @@
  * A bench with --queues 3 on threads of their own: cpu threads a and b for
  * queue pairs 0 and 1, q2 for queue pair 2 (docs/ARCHITECTURE.md section
  * 4.3). Every thread, q2 included, is reached by `vnic set busy-poll...`
- * (the thread takes the new spin up: cpu_q2.spin_limit_ns) and listed by
- * `vnic show`. The run says the machine has 4 cpus (online_cpus), so that
- * the three threads are spread on a machine with two as on one with more.
- * No rate is asserted.
+ * (the thread takes the new spin up: cpu_q2.spin_limit_ns), listed by
+ * `vnic show`, and named in the report, text and JSON, as its counters name
+ * it. The run says the machine has 4 cpus (online_cpus), so that the three
+ * threads are spread on a machine with two as on one with more. No rate is
+ * asserted.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -200,10 +201,71 @@ static void test_busy_poll_reaches_every_thread(void **state)
 	free(out);
 }
 
+/* Entries of the JSON array key (numbers or strings, none nested). */
+static unsigned int array_len(const char *text, const char *key)
+{
+	const char *p = strstr(text, key), *end;
+	unsigned int n = 1;
+
+	assert_non_null(p);
+	p = strchr(p, '[');
+	assert_non_null(p);
+	end = strchr(p, ']');
+	assert_non_null(end);
+	for (; p < end; p++)
+		n += *p == ',';
+	return n;
+}
+
+static char *report(bool json)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	b->o.json = json;
+	vnic_bench_report(&b->r, f);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(text);
+	return text;
+}
+
+static void test_report_names_every_thread(void **state)
+{
+	char *text;
+
+	(void)state;
+	stop_bench();
+	assert_int_equal(b->err, 0);
+	assert_int_equal(b->r.topo.spread, QUEUES);
+	assert_int_equal(b->r.nthreads, QUEUES);
+	/* q2 ran: its CPU and its work turns are in the run's figures */
+	assert_true(b->r.thread_cpu_s[2] > 0);
+
+	text = report(false);
+	assert_has(text, "3 queue(s), a thread each");
+	assert_has(text, "(threads a ");
+	assert_has(text, ", q2 ");
+	assert_has(text, "wake-ups cpu a / b / q2");
+	free(text);
+
+	text = report(true);
+	assert_has(text, "\"thread_names\": [");
+	assert_has(text, "\"q2\"");
+	assert_int_equal(array_len(text, "\"thread_names\""), QUEUES);
+	assert_int_equal(array_len(text, "\"thread_cpu_s\""), QUEUES);
+	assert_int_equal(array_len(text, "\"spin_cpu_s\""), QUEUES);
+	assert_int_equal(array_len(text, "\"work_turn_s\""), QUEUES);
+	assert_has(text, "\"cpu_q2.loops\"");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busy_poll_reaches_every_thread),
+		cmocka_unit_test(test_report_names_every_thread),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
