@@ -1812,6 +1812,25 @@ static const char *mac_str(const uint8_t mac[6], char buf[18])
 	return buf;
 }
 
+/*
+ * The profile in force, with the options it put first on the command line
+ * ("latency: --queues 2 --busy-poll-us 50"; an option given beside it
+ * overrides its own), or "none".
+ */
+static void print_profile(const struct link *l, FILE *f)
+{
+	const struct link_profile *pr = l->o->profile ? profile_find(l->o->profile) : NULL;
+
+	if (!pr) {
+		fputs("vnic link: profile none\n", f);
+		return;
+	}
+	fprintf(f, "vnic link: profile %s:", pr->name);
+	for (const char *const *a = pr->args; *a; a++)
+		fprintf(f, " %s", *a);
+	fprintf(f, "%s\n", pr->cable_tso && !l->o->backing && !l->o->wire ? " --cable-tso" : "");
+}
+
 static void print_ready(const struct link *l)
 {
 	char b4[INET6_ADDRSTRLEN], b6[INET6_ADDRSTRLEN], m[SIDES][18];
@@ -1867,6 +1886,7 @@ static void print_ready(const struct link *l)
 			fprintf(f, ", %" PRIu64 " frames", l->o->pcap.count);
 		fprintf(f, "%s\n", l->o->pcap.lossless ? ", lossless (the link waits for the disk)" : "");
 	}
+	print_profile(l, f);
 	fprintf(f, "vnic link: up; stop with Ctrl-C (SIGINT), SIGTERM or SIGHUP\n");
 	fflush(f);
 }
@@ -1944,6 +1964,7 @@ static void report_json(const struct link *l, double secs, const struct totals *
 	vnic_json_bool(&j, "split", l->o->topo.split);
 	if (l->o->topo.server_path)
 		vnic_json_str(&j, "server", l->o->topo.server_path);
+	vnic_json_str(&j, "profile", l->o->profile ? l->o->profile : "none");
 	vnic_json_object(&j, "policies");
 	for (unsigned int i = 0; i < np && i < 16; i++)
 		vnic_json_str(&j, kv[i].key, kv[i].value);

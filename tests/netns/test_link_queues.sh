@@ -18,10 +18,12 @@
 # parked their other cpu around control polls (the queues really are on two
 # threads); a 64 MiB transfer each way whose sha256 matches. Four flows hash
 # to one queue one time in eight, so the 4-stream run is repeated (new ports
-# each time) until both queues are used, five times at most. Then --queues
-# 3: the third thread's counters, cpu_q2.*, are there and move, and each ring
-# pair's beside the sums; `vnic set busy-poll` reaches q2 as it does a and b
-# (`vnic show`, and the fixed spin taken up: cpu_q2.spin_limit_ns).
+# each time) until both queues are used, five times at most; the ready lines
+# say no --profile. Then --profile latency --queues 3 (--json): the ready
+# lines name the profile and its options, the third thread's counters,
+# cpu_q2.*, are there and move, each ring pair's beside the sums; `vnic set
+# busy-poll` reaches q2 as it does a and b (`vnic show`, and the fixed spin
+# taken up: cpu_q2.spin_limit_ns), and the JSON report names the profile.
 #
 # Usage: test_link_queues.sh PATH/TO/vnic    (root; exit 77 = skipped)
 # Every address is inside namespaces this script creates.
@@ -62,6 +64,7 @@ make_blob 64
 
 check "vnic link --queues 2 comes up" link_pair --quiet --queues 2 || exit 1
 check "two queues negotiated, each side" test "$(grep -c ", 2 queue(s)," "$WORK/link.out")" -eq 2
+check "the ready lines say no profile" grep -qx "vnic link: profile none" "$WORK/link.out"
 check "each side's line names its vNIC's MAC, a's and b's apart" \
 	test "$(grep -oE "MAC 02:76:6e:([0-9a-f]{2}:){2}0[ab]," "$WORK/link.out" | sort -u | wc -l)" -eq 2
 iperf_server "$NB"
@@ -123,14 +126,26 @@ show_has() {
 spin_taken() {
 	[ "$(ctr "$NAME" "cpu_$1.spin_limit_ns")" = "$2" ]
 }
-check "vnic link --queues 3 comes up" link_pair --quiet --queues 3 || exit 1
+# stop_json_reported: SIGINT, status 0, and the JSON report names the profile.
+stop_json_reported() {
+	local rc
+	link_stop "$LINK_PID" INT "$WORK/link.out"
+	rc=$?
+	LINK_PID=
+	[ $rc -eq 0 ] && grep -q '"type": "report"' "$WORK/link.out" &&
+		grep -q '"profile": "latency"' "$WORK/link.out"
+}
+check "vnic link --profile latency --queues 3 comes up" \
+	link_pair --quiet --json --profile latency --queues 3 || exit 1
 check "three queue pairs on threads of their own" \
 	sh -c "! grep -q 'stay on the sides' '$WORK/link.out'"
+check "the ready lines name the profile and its options" \
+	grep -qx "vnic link: profile latency: --queues 2 --busy-poll-us 50" "$WORK/link.out"
 check "thread q2's counters are there and move" q2_moves
 check "thread q2 parked by the drivers' control polls" ctr_is "$NAME" cpu_q2.wakeups -gt 0
 check "a ring pair's counters beside the sums" ctr_is "$NAME" cable.ring2.ab_tx_frames -ge 0
-check "vnic show: thread q2 at the link's default, no spin" \
-	show_has "thread q2: busy-poll-us 0 busy-poll adaptive, .*"
+check "vnic show: thread q2 spins as the profile says" \
+	show_has "thread q2: busy-poll-us 50 busy-poll adaptive, .*"
 # set_spin: `vnic set` of a fixed 20 us spin, answered for the busy-poll.
 set_spin() {
 	"$VNIC" set "$NAME" busy-poll fixed busy-poll-us 20 | grep -q "ok: busy-poll changed"
@@ -142,7 +157,7 @@ for t in a b q2; do
 	check "thread $t took the fixed spin up (cpu_$t.spin_limit_ns 20000)" \
 		wait_for 10 spin_taken "$t" 20000
 done
-check "stops cleanly" stop_link_reported
+check "stops cleanly, the JSON report names the profile" stop_json_reported
 VNIC=$REAL_VNIC
 
 echo "$npass passed, $nfail failed"
