@@ -508,6 +508,12 @@ static const struct link_profile *profile_find(const char *name)
 	return NULL;
 }
 
+/* The throughput profile's --cable-tso needs a cable that no capture mirrors */
+static bool profile_cable_tso(const struct link_profile *pr, const struct vnic_link_opts *o)
+{
+	return pr->cable_tso && !o->backing && !o->wire && !o->pcap.path;
+}
+
 enum { PROFILE_MAX_ARGS = 8 };
 
 /*
@@ -555,7 +561,7 @@ int vnic_link_parse(int argc, char **argv, struct vnic_link_opts *o)
 	err = parse_with_profile(argc, argv, o, pr);
 	if (err)
 		return err;
-	if (pr->cable_tso && !o->backing && !o->wire && !o->pcap.path)
+	if (profile_cable_tso(pr, o))
 		o->topo.cable.tso = true;
 	return settle(o);
 }
@@ -1828,7 +1834,7 @@ static void print_profile(const struct link *l, FILE *f)
 	fprintf(f, "vnic link: profile %s:", pr->name);
 	for (const char *const *a = pr->args; *a; a++)
 		fprintf(f, " %s", *a);
-	fprintf(f, "%s\n", pr->cable_tso && !l->o->backing && !l->o->wire ? " --cable-tso" : "");
+	fprintf(f, "%s\n", profile_cable_tso(pr, l->o) ? " --cable-tso" : "");
 }
 
 static void print_ready(const struct link *l)
