@@ -22,21 +22,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "support.h"
 
 static char tmpdir[64];
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-
-	nanosleep(&ts, NULL);
-}
 
 /* The sockets go to a private directory, not to the real /run/vnic. */
 static int setup_dir(void **state)
@@ -264,7 +257,7 @@ static void test_silent_clients_delay_nobody(void **state)
 	t_connect = vnic_now_ns();
 	for (int i = 0; i < SILENT; i++)
 		fds[i] = silent_client(path);
-	sleep_ms(20);
+	vnic_test_nap_us(20000);
 
 	t0 = vnic_now_ns();
 	assert_int_equal(vnic_ctl_request(path, "stats", 5000, &a, NULL), 0);
@@ -340,7 +333,7 @@ static bool wait_traffic(const char *path, pthread_t th)
 			if (v > 0)
 				return true;
 		}
-		sleep_ms(10);
+		vnic_test_nap_us(10000);
 	}
 	return false;
 }
@@ -373,7 +366,7 @@ static void test_bench_serves_while_traffic_runs(void **state)
 		int64_t t0 = stat_of(path, "work.transactions");
 		int64_t p0 = stat_of(path, "drv_a.tx0_bytes");
 
-		sleep_ms(50);
+		vnic_test_nap_us(50000);
 		grew = stat_of(path, "work.transactions") > t0 &&
 		       stat_of(path, "drv_a.tx0_bytes") > p0;
 	}

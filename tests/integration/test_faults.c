@@ -24,12 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "support.h"
 
 enum { MAXQ = 4 };
 
@@ -193,14 +193,13 @@ static bool devices_reset(struct reset_watch *w)
 static void *reset_watch_thread(void *arg)
 {
 	struct reset_watch *w = arg;
-	const struct timespec ten_ms = {.tv_sec = 0, .tv_nsec = 10000000};
 
 	while (!atomic_load(&w->done)) {
 		if (devices_reset(w)) {
 			atomic_store(&w->x->r.stop, true);
 			break;
 		}
-		nanosleep(&ten_ms, NULL);
+		vnic_test_nap_us(10000);
 	}
 	return NULL;
 }

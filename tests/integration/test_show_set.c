@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "support.h"
 
 enum { SET_TIMEOUT_MS = 20000 };
 
@@ -38,13 +38,6 @@ static void *bench_thread(void *arg)
 
 	x->err = vnic_bench_run(&x->r);
 	return NULL;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* The answer to req; the test fails if the socket does not answer. */
@@ -84,7 +77,7 @@ static void wait_running(void)
 			return;
 		}
 		free(out);
-		nap_ms(10);
+		vnic_test_nap_us(10000);
 	}
 	fail_msg("the bench never ran");
 }
@@ -149,15 +142,15 @@ static void test_policy_live(void **state)
 	(void)state;
 	wait_running();
 	d0 = ctr("drv_a.tx0_direct_packets");
-	nap_ms(200);
+	vnic_test_nap_us(200000);
 	assert_true(ctr("drv_a.tx0_direct_packets") > d0);
 
 	out = ask("set tx-submit indirect");
 	assert_non_null(strstr(out, "ok: policies changed, live"));
 	free(out);
-	nap_ms(100);
+	vnic_test_nap_us(100000);
 	d1 = ctr("drv_a.tx0_direct_packets");
-	nap_ms(300);
+	vnic_test_nap_us(300000);
 	d2 = ctr("drv_a.tx0_direct_packets");
 	assert_true(d2 == d1);
 	assert_true(ctr("drv_a.tx0_batched_packets") > 0);
@@ -168,7 +161,7 @@ static void test_policy_live(void **state)
 	out = ask("set tx-submit auto");
 	assert_non_null(strstr(out, "ok:"));
 	free(out);
-	nap_ms(300);
+	vnic_test_nap_us(300000);
 	assert_true(ctr("drv_a.tx0_direct_packets") > d2);
 }
 
@@ -183,15 +176,15 @@ static void test_cable_live(void **state)
 	out = ask("set loss 0.05");
 	assert_non_null(strstr(out, "ok: cable changed, live"));
 	free(out);
-	nap_ms(300);
+	vnic_test_nap_us(300000);
 	l0 = ctr("cable.ab_drop_loss");
 	assert_true(l0 > 0);
 	out = ask("set loss 0");
 	assert_non_null(strstr(out, "ok:"));
 	free(out);
-	nap_ms(100);
+	vnic_test_nap_us(100000);
 	l0 = ctr("cable.ab_drop_loss");
-	nap_ms(300);
+	vnic_test_nap_us(300000);
 	l1 = ctr("cable.ab_drop_loss");
 	assert_true(l1 == l0);
 }

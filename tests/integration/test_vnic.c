@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "support.h"
 
 enum { MAXQ = 4 };
 
@@ -89,7 +90,6 @@ static uint64_t stats_value(const char *text, const char *name)
 static void *watch_thread(void *arg)
 {
 	struct watch *w = arg;
-	const struct timespec poll = {.tv_sec = 0, .tv_nsec = 20000000};
 	const uint64_t run_ns = (uint64_t)(RUN_S * 1e9);
 	bool rr = w->x->o.wl == VNIC_WL_RR;
 	uint64_t first = 0;
@@ -110,7 +110,7 @@ static void *watch_thread(void *arg)
 			}
 		}
 		free(ans);
-		nanosleep(&poll, NULL);
+		vnic_test_nap_us(20000);
 	}
 	return NULL;
 }

@@ -5,11 +5,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "spin_peek.h"
+#include "support.h"
 
 static void on_notify(void *ctx)
 {
@@ -19,13 +19,6 @@ static void on_notify(void *ctx)
 static bool notified(void *ctx)
 {
 	return *(unsigned int *)ctx > 0;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
 }
 
 void vnic_test_spin_peek(const struct vnic_test_peek *t)
@@ -47,7 +40,7 @@ void vnic_test_spin_peek(const struct vnic_test_peek *t)
 	end = vnic_now_ns() + t->guard_ns;
 	while (!w->ops->rx_irq->pending(w)) {
 		assert_true(vnic_now_ns() < end);
-		nap_ms(1);
+		vnic_test_nap_us(1000);
 	}
 	/* masked: the device's NAPI is on its way, nothing to report */
 	assert_false(src->peek(src));

@@ -55,7 +55,6 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -66,6 +65,7 @@
 #include "pktgen.h"
 #include "port/port.h"
 #include "spin_peek.h"
+#include "support.h"
 #include "work/work.h"
 
 enum { GUARD_NS = 30000000000ull, MTU = 1500 };
@@ -99,13 +99,6 @@ static struct vnic_afpacket_config *cfg_of(struct vnic_afpacket_config *c, uint3
 	c->mtu = mtu;
 	c->ring = ring;
 	return c;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
 }
 
 /* A raw socket on ifname, as the far end of the wire. */
@@ -200,7 +193,7 @@ static void take_frames(struct vnic_wire *w, uint32_t first, unsigned int want)
 		w->ops->rx_release(w, i);
 		if (!n) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 	}
 }
@@ -364,11 +357,11 @@ static void test_rx_tx(void **state)
 				send_raw(s, id + i, 64);
 			while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
 				assert_true(vnic_now_ns() < end);
-				nap_ms(1);
+				vnic_test_nap_us(1000);
 			}
 			settle = vnic_now_ns() + 500000000ull;
 			while (n < 3 && vnic_now_ns() < settle) {
-				nap_ms(1);
+				vnic_test_nap_us(1000);
 				n = w->ops->rx_peek(w, f, 8);
 			}
 			assert_int_equal(frame_id(f[0]->data, f[0]->len), id);
@@ -402,7 +395,7 @@ static void test_rx_tx(void **state)
 		assert_int_equal(send(s, t->data, t->len, 0), (ssize_t)t->len);
 		while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 		assert_int_equal(f[0]->len, t->len);
 		assert_memory_equal(f[0]->data, t->data, t->len);
@@ -429,7 +422,7 @@ static void test_rx_tx(void **state)
 		close(u);
 		while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 		assert_int_equal(vnic_parse_frame(f[0]->data, f[0]->len, &h), VNIC_PARSE_OK);
 		assert_int_equal(h.l4_proto, VNIC_IPPROTO_UDP);
@@ -617,7 +610,7 @@ static void test_vnet_superframes(void **state)
 		w->ops->rx_release(w, n);
 		if (!n) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 	}
 	assert_int_equal(stat_of(w, "rx_gso_frames"), 1);
@@ -738,7 +731,7 @@ static void test_vnet_refused(void **state)
 			w->ops->rx_release(w, n);
 			if (!n) {
 				assert_true(vnic_now_ns() < end);
-				nap_ms(1);
+				vnic_test_nap_us(1000);
 			}
 		}
 		assert_int_equal(stat_of(w, "rx_gso_frames"), 1);
@@ -785,7 +778,7 @@ static unsigned int peek_tcp(struct vnic_wire *w, struct vnic_pkt **f, unsigned 
 		w->ops->rx_release(w, n ? 1 : 0); /* the kernel's own chatter, if any */
 		if (!n) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 	}
 }
@@ -1090,12 +1083,12 @@ static void test_vnic_over_veth(void **state)
 	end = vnic_now_ns() + 4 * GUARD_NS;
 	while (vnic_stream_flow_bytes(stream, 0) < so.bytes) {
 		assert_true(vnic_now_ns() < end);
-		nap_ms(5);
+		vnic_test_nap_us(5000);
 	}
 	vnic_stream_stop(stream);
 	while (!vnic_stream_quiesced(stream)) {
 		assert_true(vnic_now_ns() < end);
-		nap_ms(5);
+		vnic_test_nap_us(5000);
 	}
 	for (i = 0; i < 2; i++)
 		assert_int_equal(vnic_drv_close(sides[i].drv, NULL, 0, 0), 0);
@@ -1188,7 +1181,7 @@ static void test_other_namespace(void **state)
 
 		while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 		assert_true(f[0]->len >= 14);
 		w->ops->rx_release(w, n);

@@ -44,7 +44,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -55,6 +54,7 @@
 #include "pktgen.h"
 #include "port/port.h"
 #include "spin_peek.h"
+#include "support.h"
 #include "work/work.h"
 
 enum { GUARD_NS = 30000000000ull, MTU = 1500 };
@@ -66,13 +66,6 @@ static struct vnic_afxdp_config *cfg_of(struct vnic_afxdp_config *c, uint32_t mt
 	memset(c, 0, sizeof(*c));
 	c->mtu = mtu;
 	return c;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-
-	nanosleep(&ts, NULL);
 }
 
 static int sh(const char *cmd)
@@ -174,7 +167,7 @@ static void take_frames(struct vnic_wire *w, uint32_t first, unsigned int want, 
 		w->ops->rx_release(w, i);
 		if (!n) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 	}
 }
@@ -368,7 +361,7 @@ static void test_rx(void **state)
 	end = vnic_now_ns() + GUARD_NS;
 	while ((n = w->ops->rx_peek(w, f, 8)) < 3) {
 		assert_true(vnic_now_ns() < end);
-		nap_ms(1);
+		vnic_test_nap_us(1000);
 	}
 	assert_int_equal(n, 3);
 	assert_frame(f[0], 10, 64);
@@ -576,12 +569,12 @@ static void test_vnic_over_veth(void **state)
 	end = vnic_now_ns() + 4 * GUARD_NS;
 	while (vnic_stream_flow_bytes(stream, 0) < so.bytes) {
 		assert_true(vnic_now_ns() < end);
-		nap_ms(5);
+		vnic_test_nap_us(5000);
 	}
 	vnic_stream_stop(stream);
 	while (!vnic_stream_quiesced(stream)) {
 		assert_true(vnic_now_ns() < end);
-		nap_ms(5);
+		vnic_test_nap_us(5000);
 	}
 	for (i = 0; i < 2; i++)
 		assert_int_equal(vnic_drv_close(sides[i].drv, NULL, 0, 0), 0);
@@ -660,7 +653,7 @@ static void test_other_namespace(void **state)
 
 		while ((n = w->ops->rx_peek(w, f, 8)) == 0) {
 			assert_true(vnic_now_ns() < end);
-			nap_ms(1);
+			vnic_test_nap_us(1000);
 		}
 		assert_true(f[0]->len >= 14);
 		w->ops->rx_release(w, n);

@@ -43,7 +43,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -52,6 +51,7 @@
 #include "driver/driver.h"
 #include "hv/hv.h"
 #include "port/port.h"
+#include "support.h"
 #include "work/work.h"
 
 enum { MTU = 1500, FS = MTU + 18, BATCH = 16 };
@@ -59,13 +59,6 @@ enum { MTU = 1500, FS = MTU + 18, BATCH = 16 };
 
 static char tmpdir[64];
 static char path[96];
-
-static void nap_us(long us)
-{
-	struct timespec ts = {.tv_sec = us / 1000000, .tv_nsec = (us % 1000000) * 1000};
-
-	nanosleep(&ts, NULL);
-}
 
 /* ---- spec strings ---------------------------------------------------------- */
 
@@ -290,7 +283,7 @@ static void take_frames(struct vnic_wire *w, struct vnic_cpu **cpus, unsigned in
 			for (unsigned int c = 0; c < ncpus; c++)
 				vnic_cpu_run_once(cpus[c]);
 			assert_true(vnic_now_ns() < end);
-			nap_us(50);
+			vnic_test_nap_us(50);
 		}
 	}
 }
@@ -525,7 +518,7 @@ static void test_udp_bad(void **state)
 		/* the two good ones, in order; nothing of the stranger's */
 		while ((n = p.w[0]->ops->rx_peek(p.w[0], f, 4)) == 0) {
 			assert_true(vnic_now_ns() < end);
-			nap_us(100);
+			vnic_test_nap_us(100);
 		}
 		assert_int_equal(f[0]->len, l2[0]);
 		assert_true(frame_is(f[0]->data, f[0]->len, 7));
@@ -585,7 +578,7 @@ static void raw_sees_close(int s, struct vnic_cpu *cpu)
 		assert_true(r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
 		vnic_cpu_run_once(cpu);
 		assert_true(vnic_now_ns() < end);
-		nap_us(100);
+		vnic_test_nap_us(100);
 	}
 }
 
@@ -704,7 +697,7 @@ static void wait_counted(struct vnic_wire *w, const struct bad_case *c, uint64_t
 	while (stat_of(w, c->counter) == before) {
 		assert_int_equal(w->ops->rx_peek(w, f, 2), 0);
 		assert_true(vnic_now_ns() < end);
-		nap_us(100);
+		vnic_test_nap_us(100);
 	}
 }
 
@@ -780,7 +773,7 @@ static void run_bad_cases(bool wire_listens)
 			while ((s = accept4(lst, NULL, NULL, SOCK_CLOEXEC)) < 0) {
 				vnic_cpu_run_once(&cpu);
 				assert_true(vnic_now_ns() < end);
-				nap_us(200);
+				vnic_test_nap_us(200);
 			}
 		}
 		wait_up(&cpu, w);
@@ -804,7 +797,7 @@ static void run_bad_cases(bool wire_listens)
 			while (stat_of(w, "disconnects") == down) {
 				assert_int_equal(w->ops->rx_peek(w, f, 2), 0);
 				vnic_cpu_run_once(&cpu);
-				nap_us(100);
+				vnic_test_nap_us(100);
 			}
 			raw_sees_close(s, &cpu);
 		}
@@ -823,7 +816,7 @@ static void run_bad_cases(bool wire_listens)
 			while (stat_of(w, "disconnects") == down) {
 				assert_int_equal(w->ops->rx_peek(w, f, 2), 0);
 				assert_true(vnic_now_ns() < end);
-				nap_us(100);
+				vnic_test_nap_us(100);
 			}
 			assert_int_equal(stat_of(w, "rx_broken_streams"), broken);
 		}
@@ -837,7 +830,7 @@ static void run_bad_cases(bool wire_listens)
 		while ((s = accept4(lst, NULL, NULL, SOCK_CLOEXEC)) < 0) {
 			vnic_cpu_run_once(&cpu);
 			assert_true(vnic_now_ns() < end);
-			nap_us(200);
+			vnic_test_nap_us(200);
 		}
 	}
 	wait_up(&cpu, w);
@@ -897,7 +890,7 @@ static void test_peer_returns(void **state)
 
 		assert_int_equal(p.w[0]->ops->rx_peek(p.w[0], f, 2), 0);
 		assert_true(vnic_now_ns() < end);
-		nap_us(100);
+		vnic_test_nap_us(100);
 	}
 	assert_int_equal(stat_of(p.w[0], "disconnects"), 1);
 	assert_int_equal(stat_of(p.w[0], "rx_broken_streams"), 0);
@@ -922,7 +915,7 @@ static void test_peer_returns(void **state)
 		p.w[1]->ops->rx_peek(p.w[1], f, 2);
 		vnic_cpu_run_once(&p.cpu[1]);
 		assert_true(vnic_now_ns() < end);
-		nap_us(500);
+		vnic_test_nap_us(500);
 	}
 	assert_int_equal(stat_of(p.w[1], "connected"), 0);
 	send_frames(p.w[1], len, 2, 9);
@@ -1040,7 +1033,7 @@ static void full_socket(bool tcp)
 		if (!n) {
 			vnic_cpu_run_once(&p.cpu[1]); /* the short write's rest goes on EPOLLOUT */
 			assert_true(vnic_now_ns() < end);
-			nap_us(50);
+			vnic_test_nap_us(50);
 		}
 	}
 	print_message("%llu frames left, %llu dropped whole, %llu short writes\n",
@@ -1120,7 +1113,7 @@ static void test_notify(void **state)
 		send_frames(p.w[1], &len, 1, 1);
 		for (int k = 0; k < 20; k++) {
 			vnic_cpu_run_once(&p.cpu[0]);
-			nap_us(100);
+			vnic_test_nap_us(100);
 		}
 		assert_int_equal(note.n, 0);
 		take_frames(rx, p.cpus, 1, &len, 1, 1);
@@ -1204,7 +1197,7 @@ static void test_vnic_over_tcp(void **state)
 	for (i = 0; i < 2; i++)
 		while (!stat_of(sides[i].wire, "connected")) {
 			assert_true(vnic_now_ns() < end);
-			nap_us(1000);
+			vnic_test_nap_us(1000);
 		}
 	for (i = 0; i < 2; i++)
 		assert_int_equal(vnic_drv_open(sides[i].drv, NULL, 0, 0), 0);
@@ -1212,12 +1205,12 @@ static void test_vnic_over_tcp(void **state)
 	end = vnic_now_ns() + 4 * GUARD_NS;
 	while (vnic_stream_flow_bytes(stream, 0) < so.bytes) {
 		assert_true(vnic_now_ns() < end);
-		nap_us(5000);
+		vnic_test_nap_us(5000);
 	}
 	vnic_stream_stop(stream);
 	while (!vnic_stream_quiesced(stream)) {
 		assert_true(vnic_now_ns() < end);
-		nap_us(5000);
+		vnic_test_nap_us(5000);
 	}
 	for (i = 0; i < 2; i++)
 		assert_int_equal(vnic_drv_close(sides[i].drv, NULL, 0, 0), 0);

@@ -22,11 +22,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "port/port.h"
+#include "support.h"
 #include "work/work.h"
 
 enum { WAKE_ROOM = 64, RX_BATCH = 64 };
@@ -225,13 +225,12 @@ static void bed_fini(struct bed *b)
 /* Waits (sleeping, bounded) until cond(ctx); fails the test on timeout. */
 static void wait_for(bool (*cond)(void *ctx), void *ctx, unsigned int timeout_s)
 {
-	struct timespec ts = { .tv_nsec = 1000000 };
 	uint64_t end = vnic_now_ns() + timeout_s * 1000000000ull;
 
 	while (!cond(ctx)) {
 		if (vnic_now_ns() > end)
 			fail_msg("timed out");
-		nanosleep(&ts, NULL);
+		vnic_test_nap_us(1000);
 	}
 }
 
