@@ -48,9 +48,9 @@ static bool take_sched(struct vnic_napi *napi)
  * This is the only fence of the re-arm: the sources' enable is a release
  * store (struct vnic_irq_ops in core.h), so each re-arm costs one fence.
  */
-static inline void rearm_barrier(void)
+static inline void rearm_barrier(struct vnic_napi *napi)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	vnic_fence_on(&napi->state, memory_order_seq_cst);
 }
 
 /*
@@ -132,7 +132,7 @@ void vnic_napi_complete_done(struct vnic_napi *napi, int work)
 	/* Release: what the poll did is visible to the next owner of SCHED. */
 	atomic_fetch_and_explicit(&napi->state, ~(uint32_t)VNIC_NAPI_SCHED, memory_order_release);
 	irq_enable(napi);
-	rearm_barrier();
+	rearm_barrier(napi);
 	/*
 	 * Work that arrived after the poll's last look but before the enable
 	 * raised no interrupt (the source was masked). Exactly one of us and a

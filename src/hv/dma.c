@@ -64,9 +64,9 @@ static bool read_begin(const struct dma_table *t, uint32_t spins, uint32_t *s)
 }
 
 /* Reader: the acquire fence keeps the table reads before the re-check of seq. */
-static bool read_retry(const struct dma_table *t, uint32_t s)
+static bool read_retry(struct dma_table *t, uint32_t s)
 {
-	atomic_thread_fence(memory_order_acquire);
+	vnic_fence_on(&t->seq, memory_order_acquire);
 	return atomic_load_explicit(&t->seq, memory_order_relaxed) != s;
 }
 
@@ -76,7 +76,7 @@ static void write_begin(struct dma_table *t)
 	uint32_t s = atomic_load_explicit(&t->seq, memory_order_relaxed);
 
 	atomic_store_explicit(&t->seq, s + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	vnic_fence_on(&t->seq, memory_order_release);
 }
 
 /* Writer: release publishes the edits with the even seq. */
@@ -134,7 +134,7 @@ static bool in_pool(const struct vnic_hv *hv, uint64_t addr, uint64_t len)
 
 void *vnic_hv_dma_translate(struct vnic_hv *hv, uint64_t ioba, uint64_t len)
 {
-	const struct dma_table *t = hv->dma;
+	struct dma_table *t = hv->dma;
 	uint32_t s, tries = hv->dma_spins;
 	uint64_t addr = 0;
 	bool ok;

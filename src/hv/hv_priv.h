@@ -79,9 +79,9 @@ static inline void ring_first_clear(uint8_t *first)
  * would sit in the ring with nobody woken (a lost interrupt). Costs an mfence
  * once per hcall, not per entry.
  */
-static inline void irq_store_load_fence(void)
+static inline void irq_store_load_fence(_Atomic uint32_t *armed)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	vnic_fence_on(armed, memory_order_seq_cst);
 }
 
 /* ---------------------------------------------------------------------------
@@ -324,7 +324,7 @@ static inline uint64_t fault_stream_crq(const struct vnic_hv *hv, unsigned int s
  */
 static inline bool irq_armed(_Atomic uint32_t *enabled)
 {
-	irq_store_load_fence();
+	irq_store_load_fence(enabled);
 	return atomic_load_explicit(enabled, memory_order_acquire);
 }
 

@@ -60,7 +60,7 @@ static void live_publish(struct vnic_cable *c)
 	uint32_t s = atomic_load_explicit(&l->seq, memory_order_relaxed);
 
 	atomic_store_explicit(&l->seq, s + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	vnic_fence_on(&l->seq, memory_order_release);
 	atomic_store_explicit(&l->rate_bps, c->cfg.rate_bps, memory_order_relaxed);
 	atomic_store_explicit(&l->delay_ns, c->cfg.delay_ns, memory_order_relaxed);
 	atomic_store_explicit(&l->seed, c->cfg.seed, memory_order_relaxed);

@@ -76,7 +76,7 @@ static void arm_irq(struct cable_dir *d)
 
 static bool should_notify(struct cable_dir *d)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	vnic_fence_on(&d->armed, memory_order_seq_cst);
 	if (!atomic_load_explicit(&d->armed, memory_order_acquire))
 		return false;
 	/* The exchange makes exactly one commit take the notification. */
@@ -217,7 +217,7 @@ static void take_live(struct cable_dir *d)
 				atomic_load_explicit(&l->reorder_thr, memory_order_relaxed);
 			d->p.corrupt_thr =
 				atomic_load_explicit(&l->corrupt_thr, memory_order_relaxed);
-			atomic_thread_fence(memory_order_acquire);
+			vnic_fence_on(&l->seq, memory_order_acquire);
 			s1 = atomic_load_explicit(&l->seq, memory_order_relaxed);
 			if (s1 == s0)
 				break;

@@ -201,7 +201,7 @@ void vnic_switch_port_release(struct vnic_switch *sw, unsigned int port)
 		return;
 	/* producers look before they copy: from here on few frames come in */
 	atomic_store_explicit(&sw->ports[port].claimed, 0, memory_order_release);
-	atomic_thread_fence(memory_order_seq_cst);
+	vnic_fence_on(&sw->ports[port].claimed, memory_order_seq_cst);
 	forget(sw, port);
 	/* the consumer is reaped: its tails are ours to write until the next open */
 	for (unsigned int s = 0; s < sw->nports; s++) {
@@ -461,7 +461,9 @@ static void sw_tx_commit(struct vnic_wire *w, struct vnic_pkt **out, unsigned in
 	}
 	if (!sp->touched)
 		return;
-	atomic_thread_fence(memory_order_seq_cst);
+	/* the heads before the arms: one fence for every ring touched */
+	d = (unsigned int)__builtin_ctzll(sp->touched);
+	vnic_fence_on(&ring(sp->sw, sp->port, d)->head, memory_order_seq_cst);
 	for (mask = sp->touched; mask; mask &= mask - 1)
 		ring_bell(sp, (unsigned int)__builtin_ctzll(mask));
 }

@@ -148,7 +148,7 @@ static void *spsc_consumer(void *arg)
 		 * interrupt still off: an entry waits with nobody to wake for it.
 		 */
 		vnic_hv_subcrq_irq_enable(s->q);
-		atomic_thread_fence(memory_order_seq_cst);
+		vnic_fence_on(s->q->armed, memory_order_seq_cst);
 		if (vnic_subcrq_pending(s->q)) {
 			vnic_hv_subcrq_irq_disable(s->q);
 			continue;
