@@ -20,12 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "live_run.h"
+#include "support.h"
 
 enum {
 	QUEUES = 3,
@@ -52,51 +53,10 @@ static void *bench_thread(void *arg)
 	return NULL;
 }
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 /* The answer to req; the test fails if the socket does not answer. */
 static char *ask(const char *req)
 {
-	char *out = NULL;
-
-	assert_int_equal(vnic_ctl_request(path, req, ASK_TIMEOUT_MS, &out, NULL), 0);
-	assert_non_null(out);
-	return out;
-}
-
-/* A counter of the running bench, through "stats"; UINT64_MAX when it has none. */
-static uint64_t ctr(const char *cname)
-{
-	char *text = ask("stats"), *p;
-	size_t n = strlen(cname);
-	uint64_t v = UINT64_MAX;
-
-	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, cname, n) && p[n] == ' ')
-			v = strtoull(p + n + 1, NULL, 10);
-	free(text);
-	return v;
-}
-
-static void wait_running(void)
-{
-	for (int i = 0; i < 1000; i++) {
-		char *out = NULL;
-
-		if (!vnic_ctl_request(path, "show", 1000, &out, NULL) &&
-		    strncmp(out, "error:", 6)) {
-			free(out);
-			return;
-		}
-		free(out);
-		nap_ms(10);
-	}
-	fail_msg("the bench never ran");
+	return vnic_test_ask(path, req, ASK_TIMEOUT_MS);
 }
 
 static void assert_has(const char *text, const char *want)
@@ -159,10 +119,10 @@ static void wait_spin_limit(const char *thread, uint64_t want)
 
 	snprintf(cname, sizeof(cname), "cpu_%s.spin_limit_ns", thread);
 	for (int i = 0; i < TAKE_UP_TRIES; i++) {
-		v = ctr(cname);
+		v = vnic_test_ctr(path, cname, ASK_TIMEOUT_MS);
 		if (v == want)
 			return;
-		nap_ms(10);
+		vnic_test_nap_us(10000);
 	}
 	fail_msg("%s is %llu, never %llu", cname, (unsigned long long)v,
 		 (unsigned long long)want);
@@ -174,7 +134,7 @@ static void test_busy_poll_reaches_every_thread(void **state)
 	char *out, want[96];
 
 	(void)state;
-	wait_running();
+	vnic_test_wait_running(path, 1000);
 	out = ask("show");
 	/* three threads: the queue pairs are spread, q2 on its own (the default busy-poll) */
 	assert_has(out, "thread q2: busy-poll-us 50 busy-poll adaptive");

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "app/app.h"
+#include "live_run.h"
 #include "support.h"
 
 enum { SET_TIMEOUT_MS = 20000 };
@@ -43,43 +44,17 @@ static void *bench_thread(void *arg)
 /* The answer to req; the test fails if the socket does not answer. */
 static char *ask(const char *req)
 {
-	char *out = NULL;
-
-	assert_int_equal(vnic_ctl_request(path, req, SET_TIMEOUT_MS, &out, NULL), 0);
-	assert_non_null(out);
-	return out;
+	return vnic_test_ask(path, req, SET_TIMEOUT_MS);
 }
 
 /* A counter of the running bench, through "stats". */
 static uint64_t ctr(const char *name)
 {
-	char *text = ask("stats"), *p;
-	size_t n = strlen(name);
-	uint64_t v = UINT64_MAX;
+	uint64_t v = vnic_test_ctr(path, name, SET_TIMEOUT_MS);
 
-	for (p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, n) && p[n] == ' ')
-			v = strtoull(p + n + 1, NULL, 10);
-	free(text);
 	if (v == UINT64_MAX)
 		fail_msg("no counter %s", name);
 	return v;
-}
-
-/* Waits until the bench's socket answers and its traffic runs (show answers). */
-static void wait_running(void)
-{
-	for (int i = 0; i < 500; i++) {
-		char *out = NULL;
-
-		if (!vnic_ctl_request(path, "show", 1000, &out, NULL) && strncmp(out, "error:", 6)) {
-			free(out);
-			return;
-		}
-		free(out);
-		vnic_test_nap_us(10000);
-	}
-	fail_msg("the bench never ran");
 }
 
 static int setup(void **state)
@@ -116,7 +91,7 @@ static void test_show(void **state)
 	char *text;
 
 	(void)state;
-	wait_running();
+	vnic_test_wait_running(path, 500);
 	text = ask("show");
 	assert_non_null(strstr(text, "side a: carrier on"));
 	assert_non_null(strstr(text, "channels     tx 1 rx 1"));
@@ -140,7 +115,7 @@ static void test_policy_live(void **state)
 	char *out;
 
 	(void)state;
-	wait_running();
+	vnic_test_wait_running(path, 500);
 	d0 = ctr("drv_a.tx0_direct_packets");
 	vnic_test_nap_us(200000);
 	assert_true(ctr("drv_a.tx0_direct_packets") > d0);
@@ -172,7 +147,7 @@ static void test_cable_live(void **state)
 	char *out;
 
 	(void)state;
-	wait_running();
+	vnic_test_wait_running(path, 500);
 	out = ask("set loss 0.05");
 	assert_non_null(strstr(out, "ok: cable changed, live"));
 	free(out);
@@ -207,7 +182,7 @@ static void test_refused(void **state)
 	char *out;
 
 	(void)state;
-	wait_running();
+	vnic_test_wait_running(path, 500);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		out = ask(bad[i].req);
 		if (!strstr(out, bad[i].want))
