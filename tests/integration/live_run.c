@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,6 +13,36 @@
 #include "app/app.h"
 #include "live_run.h"
 #include "support.h"
+
+static void *live_thread(void *arg)
+{
+	struct vnic_test_live *x = arg;
+
+	x->err = vnic_bench_run(&x->r);
+	return NULL;
+}
+
+int vnic_test_live_start(struct vnic_test_live *x)
+{
+	x->r.o = &x->o;
+	return pthread_create(&x->thread, NULL, live_thread, x) ? -1 : 0;
+}
+
+void vnic_test_live_stop(struct vnic_test_live *x)
+{
+	if (x->joined)
+		return;
+	atomic_store(&x->r.stop, true);
+	pthread_join(x->thread, NULL);
+	x->joined = true;
+}
+
+void vnic_test_live_free(struct vnic_test_live *x)
+{
+	vnic_test_live_stop(x);
+	vnic_bench_cleanup(&x->r);
+	free(x);
+}
 
 char *vnic_test_ask(const char *path, const char *req, int timeout_ms)
 {

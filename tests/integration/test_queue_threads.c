@@ -11,9 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,24 +32,8 @@ enum {
 	TAKE_UP_TRIES = 2000,	/* 10 ms apart: a bound on a hang, not a timing check */
 };
 
-struct bench {
-	struct vnic_bench_opts o;
-	struct vnic_bench_run r;
-	pthread_t thread;
-	bool joined;
-	int err;
-};
-
-static struct bench *b;
+static struct vnic_test_live *b;
 static char name[48], path[256];
-
-static void *bench_thread(void *arg)
-{
-	struct bench *x = arg;
-
-	x->err = vnic_bench_run(&x->r);
-	return NULL;
-}
 
 /* The answer to req; the test fails if the socket does not answer. */
 static char *ask(const char *req)
@@ -87,27 +69,15 @@ static int setup(void **state)
 	 * a thread takes a busy-poll change up.
 	 */
 	b->o.topo.cable.delay_ns = 100000;
-	b->r.o = &b->o;
 	if (vnic_ctl_path(name, path, sizeof(path)))
 		return -1;
-	return pthread_create(&b->thread, NULL, bench_thread, b) ? -1 : 0;
-}
-
-static void stop_bench(void)
-{
-	if (b->joined)
-		return;
-	atomic_store(&b->r.stop, true);
-	pthread_join(b->thread, NULL);
-	b->joined = true;
+	return vnic_test_live_start(b);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	stop_bench();
-	vnic_bench_cleanup(&b->r);
-	free(b);
+	vnic_test_live_free(b);
 	return 0;
 }
 
@@ -196,7 +166,7 @@ static void test_report_names_every_thread(void **state)
 	char *text;
 
 	(void)state;
-	stop_bench();
+	vnic_test_live_stop(b);
 	assert_int_equal(b->err, 0);
 	assert_int_equal(b->r.topo.spread, QUEUES);
 	assert_int_equal(b->r.nthreads, QUEUES);

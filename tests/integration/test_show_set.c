@@ -6,7 +6,6 @@
  * No rate is asserted: only which counters move.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,23 +22,8 @@
 
 enum { SET_TIMEOUT_MS = 20000 };
 
-struct bench {
-	struct vnic_bench_opts o;
-	struct vnic_bench_run r;
-	pthread_t thread;
-	int err;
-};
-
-static struct bench *b;
+static struct vnic_test_live *b;
 static char path[256];
-
-static void *bench_thread(void *arg)
-{
-	struct bench *x = arg;
-
-	x->err = vnic_bench_run(&x->r);
-	return NULL;
-}
 
 /* The answer to req; the test fails if the socket does not answer. */
 static char *ask(const char *req)
@@ -68,21 +52,15 @@ static int setup(void **state)
 	b->o.quiet = true;
 	b->o.ctl = true;
 	b->o.ctl_name = "live-test";
-	b->r.o = &b->o;
 	if (vnic_ctl_path("live-test", path, sizeof(path)))
 		return -1;
-	if (pthread_create(&b->thread, NULL, bench_thread, b))
-		return -1;
-	return 0;
+	return vnic_test_live_start(b);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	atomic_store(&b->r.stop, true);
-	pthread_join(b->thread, NULL);
-	vnic_bench_cleanup(&b->r);
-	free(b);
+	vnic_test_live_free(b);
 	return 0;
 }
 
